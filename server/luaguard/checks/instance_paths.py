@@ -1,0 +1,160 @@
+"""``unknown_instance``, ``unknown_service`` and ``instance_typo``: paths into the
+DataModel that do not exist.
+
+Chains are resolved on the AST with real scopes by :class:`~.resolve.Resolver`
+(shadowing, parameters, upvalues and reassigned aliases included).  Rules:
+
+* ``unknown_instance`` (error): a child that does not exist under a **closed** node —
+  ``'Modulez' is not a child of game.ReplicatedStorage.Shared (Folder). Did you mean
+  'Modules'?`` — with ranked suggestions from the parent's children and, when the name
+  exists elsewhere in the tree, where it is;
+* ``unknown_service`` (error): ``game:GetService("ReplicatedStorag")`` names no service;
+* ``instance_typo`` (warning): under an **open** node (children may exist at run time) a
+  name that is not in the project but is a near miss of a child that is (score >= 80):
+  most likely a typo, but not certainly wrong.
+
+A fix is attached when one candidate is clearly best (:func:`luaguard.fuzzy.best_fix`),
+written in the form the code used: ``.Name``, ``["Name With Space"]``, or inside the
+string of ``WaitForChild``/``FindFirstChild``/``GetService``.
+"""
+
+from __future__ import annotations
+
+from ..findings import Finding, Severity
+from ..fuzzy import best_fix, rank
+from ..luau import ast as A
+from ..project.tree import Instance, is_identifier
+from .base import CheckContext
+from .resolve import Miss, Resolver
+
+UNKNOWN_INSTANCE = "unknown_instance"
+UNKNOWN_SERVICE = "unknown_service"
+INSTANCE_TYPO = "instance_typo"
+
+TYPO_SCORE = 80.0
+_MAX_LISTED = 8
+
+_EVALUATED = (A.ExprIndexName, A.ExprIndexExpr, A.ExprCall)
+
+
+def resolver_for(ctx: CheckContext) -> Resolver | None:
+    """The file's :class:`Resolver` (shared by the checks of one lint run), or ``None``
+    without a project or AST."""
+    if ctx.project is None or ctx.ast is None:
+        return None
+    cached = ctx.options.get("_resolver")
+    if cached is None:
+        cached = Resolver(ctx.project, ctx.scripts, ctx.runtime_names())
+        for node in A.walk(ctx.ast.body):
+            if isinstance(node, _EVALUATED):
+                cached.value(node)
+        ctx.options["_resolver"] = cached
+    return cached
+
+
+class InstancePathCheck:
+    """Reports the misses the resolver found (see the module docstring)."""
+
+    rules = {UNKNOWN_INSTANCE: Severity.ERROR, UNKNOWN_SERVICE: Severity.ERROR, INSTANCE_TYPO: Severity.WARNING}
+
+    def check(self, ctx: CheckContext) -> list[Finding]:
+        resolver = resolver_for(ctx)
+        if resolver is None:
+            return []
+        out: list[Finding] = []
+        for miss in resolver.misses:
+            f = self._finding(ctx, miss)
+            if f is not None:
+                out.append(f)
+        return out
+
+    def _finding(self, ctx: CheckContext, miss: Miss) -> Finding | None:
+        project = ctx.project
+        if miss.kind == "service":
+            ranked = rank(miss.name, project.api.services)
+            msg = f"'{miss.name}' is not a Roblox service"
+            return self._emit(ctx, UNKNOWN_SERVICE, Severity.ERROR, miss, msg, ranked, listing="")
+
+        parent = miss.parents[0]
+        candidates = _child_names(parent, project) if not miss.ancestor else [a.name for a in parent.ancestors()]
+        if miss.descendant:
+            candidates = [d.name for d in parent.descendants()]
+        ranked = rank(miss.name, candidates)
+        where = _describe(parent)
+        if miss.kind == "open_child":
+            if not ranked or ranked[0][1] < TYPO_SCORE:
+                return None
+            msg = (
+                f"'{miss.name}' is not in the project under {where}; it exists only if created in Studio "
+                "or at run time"
+            )
+            return self._emit(ctx, INSTANCE_TYPO, Severity.WARNING, miss, msg, ranked, listing="")
+        relation = "an ancestor" if miss.ancestor else ("a descendant" if miss.descendant else "a child")
+        msg = f"'{miss.name}' is not {relation} of {where}"
+        listing = ""
+        if not ranked:
+            elsewhere = _find_elsewhere(project, miss.name)
+            if elsewhere:
+                listing = f" '{miss.name}' exists at {elsewhere[0].path}."
+            elif candidates and not miss.ancestor:
+                shown = ", ".join(sorted(candidates)[:_MAX_LISTED])
+                more = len(candidates) - _MAX_LISTED
+                listing = f" Children of {parent.path}: {shown}" + (f" (and {more} more)." if more > 0 else ".")
+            elif not candidates:
+                listing = f" {parent.path} has no children in the project."
+        return self._emit(ctx, UNKNOWN_INSTANCE, Severity.ERROR, miss, msg, ranked, listing)
+
+    def _emit(self, ctx: CheckContext, rule: str, severity: Severity, miss: Miss, msg: str, ranked, listing: str) -> Finding:
+        suggestions = [c for c, _ in ranked]
+        if suggestions:
+            msg += f". Did you mean '{suggestions[0]}'?"
+        else:
+            msg += "."
+        msg += listing
+        fix_name = best_fix(ranked)
+        fix_text = fix_start = None
+        if fix_name is not None:
+            fix_text, fix_start = _fix_text(ctx.text, miss, fix_name)
+        f = ctx.finding(
+            rule, severity, miss.start, miss.end, msg, suggestions,
+            fix_text=fix_text, fix_title=f"Replace '{miss.name}' with '{fix_name}'" if fix_name else "",
+            fix_start=fix_start,
+        )
+        f.data["name"] = miss.name
+        return f
+
+
+def _describe(node: Instance) -> str:
+    return f"{node.path} ({node.class_name})"
+
+
+def _child_names(parent: Instance, project) -> list[str]:
+    names = [c.name for c in parent.all_children()]
+    if parent is project.datamodel:
+        names.extend(sorted(project.api.services))
+    return names
+
+
+def _find_elsewhere(project, name: str, limit: int = 3) -> list[Instance]:
+    out = []
+    root = project.datamodel
+    for node in root.descendants():
+        if node.name == name:
+            out.append(node)
+            if len(out) >= limit:
+                break
+    return out
+
+
+def _fix_text(text: str, miss: Miss, new: str) -> tuple[str, int | None]:
+    """Replacement text (and start offset when it differs from the miss's) for ``new``."""
+    if miss.form == "dot":
+        if is_identifier(new):
+            return new, None
+        return f'["{_escape(new)}"]', miss.dot_start
+    quote = text[miss.start] if miss.start < len(text) and text[miss.start] in "\"'" else '"'
+    return f"{quote}{_escape(new, quote)}{quote}", None
+
+
+def _escape(name: str, quote: str = '"') -> str:
+    return name.replace("\\", "\\\\").replace(quote, "\\" + quote)

@@ -1,0 +1,24 @@
+"""The list of checks the engine runs, and the rule ids they emit."""
+
+from __future__ import annotations
+
+from ..findings import Severity
+
+
+def all_checks() -> list:
+    """A fresh instance of every check, in reporting order."""
+    from .placeholders import PlaceholderCheck
+    from .structure import LexicalCheck, StructureCheck
+    from .syntax import SyntaxCheck
+
+    from .instance_paths import InstancePathCheck
+
+    return [LexicalCheck(), StructureCheck(), SyntaxCheck(), PlaceholderCheck(), InstancePathCheck()]
+
+
+def rule_ids() -> dict[str, Severity]:
+    """Every rule id with its default severity."""
+    out: dict[str, Severity] = {}
+    for check in all_checks():
+        out.update(check.rules)
+    return out

@@ -1,0 +1,267 @@
+"""Command-line front end: ``luaguard check | index | serve``.  No check logic lives
+here: every command calls the :class:`~luaguard.engine.Engine` or another engine module.
+
+Exit codes: 0 no error-severity finding, 1 at least one, 2 usage or configuration error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Callable, Sequence
+
+from . import __version__
+from .config import ConfigError, Settings, find_config, load_config
+from .findings import Finding, Severity
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+
+PROJECT_MARKERS = ("luaguard.toml", "default.project.json", "sourcemap.json")
+_SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "Packages", "DevPackages", "ServerPackages", "__pycache__"})
+
+
+class UsageError(Exception):
+    """A bad command line or configuration: printed as ``luaguard: error: ...``, exit 2."""
+
+
+def find_project_root(start: Path) -> Path | None:
+    """The nearest directory at or above ``start`` holding a ``luaguard.toml``, a
+    ``*.project.json`` or a ``sourcemap.json``; ``None`` if there is none."""
+    start = start.resolve()
+    if start.is_file():
+        start = start.parent
+    for d in (start, *start.parents):
+        try:
+            names = os.listdir(d)
+        except OSError:
+            continue
+        if any(n in PROJECT_MARKERS or n.endswith(".project.json") for n in names):
+            return d
+    return None
+
+
+def load_settings(root: Path | None, err: Callable[[str], None]) -> Settings:
+    """Settings from the project's ``luaguard.toml`` (defaults without one).
+
+    Raises :class:`UsageError` for a config file that is not valid TOML; invalid values
+    are reported through ``err`` and replaced by defaults.
+    """
+    if root is None:
+        return Settings()
+    path = root / "luaguard.toml"
+    if not path.is_file():
+        found = find_config(root)
+        if found is None:
+            return Settings()
+        path = found
+    try:
+        settings, problems = load_config(path)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from exc
+    for p in problems:
+        err(f"warning: {p}")
+    return settings
+
+
+def make_engine(args: argparse.Namespace, err: Callable[[str], None], first_path: Path | None = None):
+    """Build the engine for ``--project`` (or the project found above the first path).
+
+    Raises :class:`UsageError` when the project or its config file is broken.
+    """
+    from .engine import Engine
+
+    if args.project:
+        root = Path(args.project)
+        if not root.is_dir():
+            raise UsageError(f"--project {args.project}: not a directory")
+    else:
+        root = find_project_root(first_path or Path.cwd())
+    settings = load_settings(root, err)
+    if getattr(args, "patch", False):
+        from dataclasses import replace
+
+        settings = replace(settings, placeholder_mode="patch")
+    engine = Engine(root, settings)
+    if root is not None:
+        from .project.index import ProjectFileError
+
+        try:
+            engine.reload_project(strict=True)
+        except ProjectFileError as exc:
+            raise UsageError(f"bad project file: {exc}") from exc
+        project = engine.project
+        if project is not None:
+            for p in project.problems:
+                if p.severity in ("error", "warning"):
+                    loc = f"{p.file}" + (f":{p.line}" if p.line else "") + (f":{p.column}" if p.column else "")
+                    err(f"{p.severity}: {loc}: {p.message}")
+    return engine
+
+
+def collect_files(paths: Sequence[str]) -> list[Path]:
+    """Expand directories to their ``.lua``/``.luau`` files (sorted, skipping VCS,
+    ``node_modules`` and Wally package folders).  Raises :class:`UsageError` for a
+    path that does not exist."""
+    out: list[Path] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            for dirpath, dirnames, filenames in os.walk(p):
+                dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
+                for name in sorted(filenames):
+                    if name.endswith((".lua", ".luau")):
+                        out.append(Path(dirpath) / name)
+        elif p.exists():
+            out.append(p)
+        else:
+            raise UsageError(f"{raw}: no such file or directory")
+    return out
+
+
+# -- output -------------------------------------------------------------------------
+def format_text(f: Finding) -> str:
+    """``path:line:col: severity[rule] message`` (1-based line and column), then the
+    suggestions and fix indented below, as ruff and selene print."""
+    line = f"{f.file or '-'}:{f.range.start.line + 1}:{f.range.start.character + 1}: {f.severity.label}[{f.rule}] {f.message}"
+    extra = []
+    if len(f.suggestions) > 1 or (f.suggestions and f.fix is None):
+        extra.append("    suggestions: " + ", ".join(f.suggestions[:5]))
+    if f.fix is not None:
+        extra.append(f"    fix: {f.fix.title or 'replace with ' + repr(f.fix.new_text)}")
+    return "\n".join([line, *extra])
+
+
+def summary_line(findings: list[Finding], files: int) -> str:
+    counts = Counter(f.severity for f in findings)
+    parts = []
+    for sev in Severity:
+        n = counts.get(sev, 0)
+        if n:
+            parts.append(f"{n} {sev.label}{'s' if n != 1 and sev is not Severity.INFORMATION else ''}")
+    touched = len({f.file for f in findings})
+    if not parts:
+        return f"No problems found in {files} file{'s' if files != 1 else ''}."
+    return f"Found {', '.join(parts)} in {touched} of {files} file{'s' if files != 1 else ''}."
+
+
+def print_stats(stats: Counter, out) -> None:
+    print("findings by rule:", file=out)
+    if not stats:
+        print("  (none)", file=out)
+    for rule, n in sorted(stats.items(), key=lambda kv: (-kv[1], kv[0])):
+        print(f"  {rule:<24} {n}", file=out)
+
+
+# -- commands -----------------------------------------------------------------------
+def cmd_check(args: argparse.Namespace) -> int:
+    err = lambda msg: print(msg, file=sys.stderr)  # noqa: E731
+    paths = list(args.paths)
+    first = Path(paths[0]) if paths and paths[0] != "-" else None
+    engine = make_engine(args, err, first)
+    findings: list[Finding] = []
+    checked = 0
+    if paths == ["-"]:
+        data = sys.stdin.buffer.read()
+        name = args.stdin_filename or "-"
+        if args.stdin_filename and engine.root is not None and not Path(name).is_absolute():
+            # --stdin-filename is relative to the project root (or absolute)
+            candidate = engine.root / name
+            name_for_engine: str = str(candidate)
+        else:
+            name_for_engine = name
+        found = engine.lint_bytes(data, name_for_engine)
+        for f in found:
+            f.file = name
+        findings.extend(found)
+        checked = 1
+    else:
+        if "-" in paths:
+            raise UsageError("'-' (stdin) cannot be combined with other paths")
+        files = collect_files(paths) if paths else engine.script_files()
+        if not paths and engine.root is None:
+            raise UsageError("no paths given and no project found (pass PATHS or --project DIR)")
+        for file in files:
+            findings.extend(engine.lint_file(file))
+        checked = len(files)
+    if args.format == "json":
+        json.dump([f.to_json() for f in findings], sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        for f in findings:
+            print(format_text(f))
+        print(summary_line(findings, checked))
+    if args.stats:
+        print_stats(engine.stats, sys.stderr if args.format == "json" else sys.stdout)
+    return EXIT_FINDINGS if any(f.severity is Severity.ERROR for f in findings) else EXIT_OK
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    err = lambda msg: print(msg, file=sys.stderr)  # noqa: E731
+    engine = make_engine(args, err)
+    project = engine.project
+    if project is None:
+        raise UsageError("no project found (pass --project DIR)")
+    from .project.index import format_tree, to_json
+
+    if args.format == "json":
+        json.dump(to_json(project), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print(format_tree(project))
+    return EXIT_OK
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from .lsp.server import run_stdio
+
+    run_stdio()
+    return EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="luaguard", description="Guard-rails for AI-written Roblox (Luau) code.")
+    parser.add_argument("--version", action="version", version=f"luaguard {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("check", help="lint Luau files, a directory, or stdin")
+    p.add_argument("paths", nargs="*", metavar="PATHS", help="files or directories ('-' = stdin); default: every script the project maps")
+    p.add_argument("--project", metavar="DIR", help="project root (default: found above the first path)")
+    p.add_argument("--stdin-filename", metavar="NAME", help="project file the stdin text is meant for (so `script` resolves)")
+    p.add_argument("--patch", action="store_true", help="patch mode: the code is an AI proposal (TODO/FIXME are errors)")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--stats", action="store_true", help="print counts of findings by rule")
+    p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser("index", help="print the project's instance tree")
+    p.add_argument("--project", metavar="DIR", help="project root (default: found above the current directory)")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.set_defaults(func=cmd_index)
+
+    p = sub.add_parser("serve", help="run the language server over stdio")
+    p.set_defaults(func=cmd_serve)
+
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``luaguard`` console script; returns the exit code."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse exits 2 on usage errors already
+        return int(exc.code or 0)
+    try:
+        return args.func(args)
+    except UsageError as exc:
+        print(f"luaguard: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

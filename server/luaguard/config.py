@@ -1,0 +1,256 @@
+"""Settings: one typed object read from ``luaguard.toml`` and from LSP configuration.
+
+Both sources use the same keys (the LSP client may send camelCase: ``projectFile`` is
+``project_file``).  Invalid values never stop luaguard: each is reported as a
+:class:`SettingsProblem` and replaced by its default (jedi-language-server's approach).
+
+``luaguard.toml`` at the project root::
+
+    project_file = "default.project.json"   # or a sourcemap via sourcemap_file
+    placeholder_mode = "editor"             # "editor" | "patch"
+    extra_globals = ["Knit"]
+
+    [rules]
+    unknown_instance = "warning"            # "off" | "error" | "warning" | "information" | "hint"
+    placeholder = { enabled = true, severity = "error" }
+
+    [completion]
+    enabled = true
+    model = "/path/to/model"                # default: the model shipped with luaguard
+    min_confidence = 0.7
+    max_tokens = 64
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from .findings import Severity
+
+CONFIG_FILE = "luaguard.toml"
+
+
+@dataclass(frozen=True, slots=True)
+class RuleSettings:
+    """Per-rule switch and severity override (``None`` keeps the rule's default)."""
+
+    enabled: bool = True
+    severity: Severity | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CompletionSettings:
+    """Guarded completion settings (``model`` ``None`` = the shipped default model)."""
+
+    enabled: bool = True
+    model: str | None = None
+    min_confidence: float = 0.7
+    max_tokens: int = 64
+    timeout_ms: int = 3000
+    guard: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallSettings:
+    """Tool-call validation settings (``tools_file``: JSON with extra tool schemas)."""
+
+    min_confidence: float = 0.7
+    tools_file: str | None = None
+    aliases: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Every setting luaguard reads.  Defaults are what a new user gets."""
+
+    project_file: str | None = None
+    sourcemap_file: str | None = None
+    placeholder_mode: str = "editor"
+    extra_globals: tuple[str, ...] = ()
+    rules: dict[str, RuleSettings] = field(default_factory=dict)
+    completion: CompletionSettings = field(default_factory=CompletionSettings)
+    toolcalls: ToolCallSettings = field(default_factory=ToolCallSettings)
+
+    def rule(self, rule_id: str) -> RuleSettings:
+        return self.rules.get(rule_id, _DEFAULT_RULE)
+
+
+_DEFAULT_RULE = RuleSettings()
+
+
+@dataclass(frozen=True, slots=True)
+class SettingsProblem:
+    """An invalid setting: where it came from, the key, and why it was replaced."""
+
+    source: str
+    key: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.source}: {self.key}: {self.message}"
+
+
+class ConfigError(Exception):
+    """``luaguard.toml`` could not be read at all (bad TOML syntax).  ``str()`` names the
+    file, line and column."""
+
+
+def _snake(key: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", key).lower()
+
+
+def settings_from_mapping(data: Any, source: str, base: Settings | None = None) -> tuple[Settings, list[SettingsProblem]]:
+    """Build :class:`Settings` from a TOML table or LSP settings object.
+
+    Unknown keys and invalid values become problems; valid keys override ``base``
+    (default: all defaults).  Never raises.
+    """
+    base = base or Settings()
+    problems: list[SettingsProblem] = []
+    if data is None:
+        return base, problems
+    if not isinstance(data, dict):
+        problems.append(SettingsProblem(source, "<root>", f"expected a table of settings, got {type(data).__name__}"))
+        return base, problems
+    data = {_snake(str(k)): v for k, v in data.items()}
+    if "luaguard" in data and isinstance(data["luaguard"], dict):  # LSP section nesting
+        inner = {_snake(str(k)): v for k, v in data.pop("luaguard").items()}
+        data = {**data, **inner}
+    changes: dict[str, Any] = {}
+
+    def bad(key: str, msg: str) -> None:
+        problems.append(SettingsProblem(source, key, msg + "; using the default"))
+
+    for key, value in data.items():
+        if key in ("project_file", "sourcemap_file"):
+            if value is None or (isinstance(value, str) and value.strip()):
+                changes[key] = value
+            elif value == "":
+                changes[key] = None
+            else:
+                bad(key, f"expected a file name, got {value!r}")
+        elif key == "placeholder_mode":
+            if value in ("editor", "patch"):
+                changes[key] = value
+            else:
+                bad(key, f"expected 'editor' or 'patch', got {value!r}")
+        elif key == "extra_globals":
+            if isinstance(value, list) and all(isinstance(v, str) for v in value):
+                changes[key] = tuple(value)
+            else:
+                bad(key, f"expected a list of names, got {value!r}")
+        elif key == "rules":
+            changes[key] = {**base.rules, **_rules(value, source, problems)}
+        elif key == "completion":
+            changes[key] = _section(CompletionSettings, base.completion, value, source, "completion", problems)
+        elif key in ("toolcalls", "tool_calls"):
+            changes["toolcalls"] = _section(ToolCallSettings, base.toolcalls, value, source, "toolcalls", problems)
+        elif key in ("trace", "server", "interpreter", "import_strategy", "enable"):
+            continue  # client-side settings of the editor extensions
+        else:
+            problems.append(SettingsProblem(source, key, "unknown setting; ignored"))
+    return replace(base, **changes), problems
+
+
+def _rules(value: Any, source: str, problems: list[SettingsProblem]) -> dict[str, RuleSettings]:
+    out: dict[str, RuleSettings] = {}
+    if not isinstance(value, dict):
+        problems.append(SettingsProblem(source, "rules", f"expected a table of rule settings, got {value!r}; using the defaults"))
+        return out
+    for rule, spec in value.items():
+        key = f"rules.{rule}"
+        if isinstance(spec, bool):
+            out[rule] = RuleSettings(enabled=spec)
+        elif isinstance(spec, str):
+            if spec.lower() in ("off", "none", "disabled", "allow"):
+                out[rule] = RuleSettings(enabled=False)
+            else:
+                try:
+                    out[rule] = RuleSettings(severity=Severity.parse(spec))
+                except ValueError as exc:
+                    problems.append(SettingsProblem(source, key, f"{exc}; using the default"))
+        elif isinstance(spec, dict):
+            enabled = spec.get("enabled", True)
+            sev = spec.get("severity")
+            if not isinstance(enabled, bool):
+                problems.append(SettingsProblem(source, key + ".enabled", f"expected true or false, got {enabled!r}; using true"))
+                enabled = True
+            severity = None
+            if sev is not None:
+                try:
+                    severity = Severity.parse(str(sev))
+                except ValueError as exc:
+                    problems.append(SettingsProblem(source, key + ".severity", f"{exc}; using the default"))
+            out[rule] = RuleSettings(enabled=enabled, severity=severity)
+        else:
+            problems.append(SettingsProblem(source, key, f"expected 'off', a severity or a table, got {spec!r}; using the default"))
+    return out
+
+
+def _section(cls: type, base: Any, value: Any, source: str, name: str, problems: list[SettingsProblem]) -> Any:
+    if not isinstance(value, dict):
+        problems.append(SettingsProblem(source, name, f"expected a table, got {value!r}; using the defaults"))
+        return base
+    known = {f.name: f for f in fields(cls)}
+    changes: dict[str, Any] = {}
+    for raw_key, v in value.items():
+        k = _snake(str(raw_key))
+        key = f"{name}.{k}"
+        if k not in known:
+            problems.append(SettingsProblem(source, key, "unknown setting; ignored"))
+            continue
+        default = getattr(cls(), k)
+        ok = False
+        if k == "aliases":
+            if isinstance(v, dict) and all(isinstance(a, str) and isinstance(b, str) for a, b in v.items()):
+                v, ok = tuple(sorted(v.items())), True
+        elif isinstance(default, bool):
+            ok = isinstance(v, bool)
+        elif isinstance(default, float):
+            ok = isinstance(v, (int, float)) and not isinstance(v, bool) and 0.0 <= float(v) <= 1.0
+            v = float(v) if ok else v
+        elif isinstance(default, int):
+            ok = isinstance(v, int) and not isinstance(v, bool) and v > 0
+        else:  # optional strings
+            ok = v is None or (isinstance(v, str) and v.strip() != "")
+            if v == "":
+                v, ok = None, True
+        if ok:
+            changes[k] = v
+        else:
+            problems.append(SettingsProblem(source, key, f"invalid value {v!r}; using the default {default!r}"))
+    return replace(base, **changes)
+
+
+def find_config(start: Path) -> Path | None:
+    """The nearest ``luaguard.toml`` in ``start`` or its parents, or ``None``."""
+    start = start.resolve()
+    for d in (start, *start.parents):
+        candidate = d / CONFIG_FILE
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_config(path: Path, base: Settings | None = None) -> tuple[Settings, list[SettingsProblem]]:
+    """Read a ``luaguard.toml``.
+
+    Raises :class:`ConfigError` (``"path:line:col: message"``) for TOML syntax errors or
+    an unreadable file; invalid values become problems and defaults.
+    """
+    try:
+        raw = path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from exc
+    try:
+        data = tomllib.loads(raw)
+    except tomllib.TOMLDecodeError as exc:
+        m = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
+        where = f"{path}:{m.group(1)}:{m.group(2)}" if m else str(path)
+        msg = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc))
+        raise ConfigError(f"{where}: invalid TOML: {msg}") from exc
+    return settings_from_mapping(data, str(path), base)

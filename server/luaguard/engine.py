@@ -1,0 +1,284 @@
+"""The one entry point the front ends use: "lint this text as this project file".
+
+The CLI and the LSP server both hold an :class:`Engine` for a project root; neither
+contains check logic.  Flow: text -> tokens -> AST -> checks -> suppression and
+severity settings -> sorted :class:`~luaguard.findings.Finding` list.
+
+Inline suppression (selene's style):
+
+* ``foo() -- luaguard: allow(unknown_instance)`` silences the rule on that line;
+* a comment alone on a line, ``-- luaguard: allow(placeholder, unknown_instance)``,
+  silences the rules on the next line of code;
+* ``--# luaguard: allow(rule)`` anywhere silences the rule for the whole file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+from .checks.base import CheckContext
+from .checks.placeholders import PlaceholderCheck
+from .checks.runtime_names import RuntimeNames
+from .checks.structure import LexicalCheck, StructureCheck
+from .config import Settings
+from .findings import Finding, Severity
+from .luau.lexer import tokenize
+from .text import LineIndex, decode_source
+
+LUAU_SUFFIXES = (".luau", ".lua")
+
+_ALLOW = re.compile(r"luaguard:\s*allow\(([^)]*)\)")
+
+
+def default_checks() -> list:
+    """Every check, in the order findings are produced."""
+    from .checks import registry
+
+    return registry.all_checks()
+
+
+@dataclass
+class Suppressions:
+    """Rule ids silenced per 0-based line, and for the whole file."""
+
+    file_rules: set[str] = field(default_factory=set)
+    line_rules: dict[int, set[str]] = field(default_factory=dict)
+
+    def allows(self, finding: Finding) -> bool:
+        rule = finding.rule
+        if rule in self.file_rules or "all" in self.file_rules:
+            return True
+        rules = self.line_rules.get(finding.range.start.line)
+        return bool(rules) and (rule in rules or "all" in rules)
+
+
+def parse_suppressions(ctx: CheckContext) -> Suppressions:
+    """Read ``luaguard: allow(...)`` comments (see the module docstring)."""
+    sup = Suppressions()
+    if "luaguard:" not in ctx.text:
+        return sup
+    tokens = ctx.lex.tokens
+    token_lines = None
+    for c in ctx.lex.comments:
+        m = _ALLOW.search(c.text)
+        if not m:
+            continue
+        rules = {r.strip() for r in m.group(1).split(",") if r.strip()}
+        if c.text.startswith("--#"):
+            sup.file_rules |= rules
+            continue
+        line = ctx.lines.line_of(c.start)
+        if token_lines is None:
+            token_lines = [ctx.lines.line_of(t.start) for t in tokens]
+        # Trailing comment: a token precedes it on the same line.
+        trailing = any(tl == line and t.start < c.start for t, tl in zip(tokens, token_lines))
+        if trailing:
+            target = line
+        else:
+            after = [tl for t, tl in zip(tokens, token_lines) if t.start > c.end]
+            target = after[0] if after else line
+        sup.line_rules.setdefault(target, set()).update(rules)
+    return sup
+
+
+class Engine:
+    """Lints Luau text in the context of one project.
+
+    ``root`` is the project directory (``None``: loose files, no index).  The project
+    index is loaded on first use; :attr:`project_error` holds the message when the
+    project file is broken (the checks that need the index are then skipped and the
+    rest still run).  Not thread-safe: the LSP server calls it from one worker.
+    """
+
+    def __init__(self, root: Path | None = None, settings: Settings | None = None, *, project=None) -> None:
+        self.root = root.resolve() if root is not None else None
+        self.settings = settings or Settings()
+        self._project = project
+        self._project_loaded = project is not None
+        self.project_error: str | None = None
+        self.checks = default_checks()
+        self.stats: Counter[str] = Counter()
+        self.runtime_names = RuntimeNames(self._script_files, _read_text)
+
+    # -- project -----------------------------------------------------------------
+    @property
+    def project(self):
+        """The :class:`~luaguard.project.index.ProjectIndex`, or ``None`` (no root, or
+        a broken project file: see :attr:`project_error`)."""
+        if not self._project_loaded:
+            self._project_loaded = True
+            self.reload_project()
+        return self._project
+
+    def reload_project(self, *, strict: bool = False) -> None:
+        """(Re)build the index from disk.
+
+        With ``strict`` a broken project file raises
+        :class:`~luaguard.project.index.ProjectFileError`; otherwise the error is kept
+        in :attr:`project_error` and the index is ``None``.
+        """
+        self._project_loaded = True
+        self.project_error = None
+        self._project = None
+        self.runtime_names.invalidate()
+        if self.root is None:
+            return
+        from .project.index import ProjectFileError, load_project
+
+        try:
+            self._project = load_project(
+                self.root,
+                project_file=self.settings.project_file,
+                sourcemap_file=self.settings.sourcemap_file,
+            )
+        except ProjectFileError as exc:
+            self.project_error = str(exc)
+            if strict:
+                raise
+
+    def relpath(self, path: str | Path | None) -> str | None:
+        """``path`` relative to the project root as a POSIX string, or ``None`` when
+        outside the root (or no root)."""
+        if path is None or self.root is None:
+            return None
+        p = Path(path)
+        if not p.is_absolute():
+            p = Path.cwd() / p
+        try:
+            rel = Path(os.path.normpath(p)).relative_to(self.root)
+        except ValueError:
+            return None
+        return rel.as_posix()
+
+    def _script_files(self) -> list[Path]:
+        project = self.project
+        if project is None or self.root is None:
+            return []
+        return [self.root / rel for rel in project.file_instances if rel.endswith(LUAU_SUFFIXES)]
+
+    def script_files(self) -> list[Path]:
+        """Every ``.lua``/``.luau`` file the project maps (sorted)."""
+        return sorted(set(self._script_files()))
+
+    # -- linting -----------------------------------------------------------------
+    def make_context(self, text: str, path: str | Path | None = None, *, mode: str | None = None) -> CheckContext:
+        """Tokenize and parse ``text`` and gather what checks need about ``path``."""
+        lex = tokenize(text)
+        lines = LineIndex(text)
+        rel = self.relpath(path)
+        project = self.project
+        scripts = project.instances_for_file(rel) if (project is not None and rel is not None) else []
+        ctx = CheckContext(
+            text=text,
+            lines=lines,
+            lex=lex,
+            mode=mode or self.settings.placeholder_mode,
+            path=rel if rel is not None else (str(path) if path is not None else None),
+            project=project,
+            scripts=scripts,
+            runtime_names=self.runtime_names.names,
+            options={"extra_globals": self.settings.extra_globals},
+        )
+        from .luau.parser import parse
+
+        ctx.ast = parse(text, lex)
+        return ctx
+
+    def lint_text(self, text: str, path: str | Path | None = None, *, mode: str | None = None) -> list[Finding]:
+        """Findings for ``text`` as the content of ``path`` (which need not exist).
+
+        ``mode`` is ``"editor"`` or ``"patch"`` (default: the ``placeholder_mode``
+        setting).  Findings are sorted by position; ``file`` is set to ``path`` as
+        given.  Never raises on any text.
+        """
+        ctx = self.make_context(text, path, mode=mode)
+        return self.run_checks(ctx, display_path=str(path) if path is not None else None)
+
+    def run_checks(self, ctx: CheckContext, display_path: str | None = None) -> list[Finding]:
+        """Run every enabled check on a prepared context."""
+        settings = self.settings
+        out: list[Finding] = []
+        for check in self.checks:
+            if not any(settings.rule(r).enabled for r in check.rules):
+                continue
+            for f in check.check(ctx):
+                rs = settings.rule(f.rule)
+                if not rs.enabled:
+                    continue
+                if rs.severity is not None:
+                    f.severity = rs.severity
+                out.append(f)
+        out = merge_syntax(out)
+        sup = parse_suppressions(ctx)
+        out = [f for f in out if not sup.allows(f)]
+        for f in out:
+            f.file = display_path
+            self.stats[f.rule] += 1
+        out.sort(key=lambda f: (f.range.start.line, f.range.start.character, f.rule))
+        return out
+
+    def lint_bytes(self, data: bytes, path: str | Path) -> list[Finding]:
+        """Decode file bytes (BOM, invalid UTF-8, binary, size limit) and lint them."""
+        decoded = decode_source(data)
+        if decoded.text is None:
+            return [_file_problem(path, "unreadable_file", decoded.problem or "not a text file")]
+        findings = self.lint_text(decoded.text, path)
+        if decoded.invalid_utf8_offset is not None:
+            lines = LineIndex(decoded.text)
+            pos = lines.position(decoded.invalid_utf8_offset)
+            f = _file_problem(path, "invalid_utf8", f"File is not valid UTF-8 (first bad byte on line {pos.line + 1}); invalid bytes were read as U+FFFD", Severity.WARNING)
+            f.range = lines.range(decoded.invalid_utf8_offset, decoded.invalid_utf8_offset + 1)
+            findings.insert(0, f)
+        return findings
+
+    def lint_file(self, path: str | Path) -> list[Finding]:
+        """Read and lint one file; an unreadable file is one finding, not an exception."""
+        try:
+            data = Path(path).read_bytes()
+        except OSError as exc:
+            return [_file_problem(path, "unreadable_file", f"cannot read file: {exc.strerror or exc}")]
+        return self.lint_bytes(data, path)
+
+
+def merge_syntax(findings: Iterable[Finding]) -> list[Finding]:
+    """Keep one report per syntax mistake.
+
+    The structure check names an unclosed bracket or block at its opener; the parser
+    notices the same mistake later and may cascade.  When structure findings exist,
+    parser errors that restate a match failure, or that lie inside the span from an
+    unclosed opener to where it was detected, are dropped.  Exact duplicates go too.
+    """
+    findings = list(findings)
+    spans = [f.data["span"] for f in findings if "span" in f.data]
+    out = []
+    seen = set()
+    for f in findings:
+        if spans and f.data.get("from_parser"):
+            if f.data.get("matching") or any(s <= f.start <= e for s, e in spans):
+                continue
+        key = (f.rule, f.range.start, f.range.end, f.message)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(f)
+    return out
+
+
+def _file_problem(path: str | Path, rule: str, message: str, severity: Severity = Severity.ERROR) -> Finding:
+    from .findings import Position, Range
+
+    zero = Position(0, 0)
+    return Finding(rule, severity, Range(zero, zero), message, file=str(path))
+
+
+def _read_text(path: Path) -> str | None:
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    return decode_source(data).text

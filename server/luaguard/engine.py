@@ -251,16 +251,20 @@ def merge_syntax(findings: Iterable[Finding]) -> list[Finding]:
     The structure check names an unclosed bracket or block at its opener; the parser
     notices the same mistake later and may cascade.  When structure findings exist,
     parser errors that restate a match failure, or that lie inside the span from an
-    unclosed opener to where it was detected, are dropped.  Exact duplicates go too.
+    unclosed opener to where it was detected, are dropped.  A parser error on a ``...``
+    the placeholder check reports is dropped too.  Exact duplicates go.
     """
     findings = list(findings)
     spans = [f.data["span"] for f in findings if "span" in f.data]
+    placeholders = {f.start for f in findings if f.data.get("supersedes_syntax")}
     out = []
     seen = set()
     for f in findings:
-        if spans and f.data.get("from_parser"):
-            if f.data.get("matching") or any(s <= f.start <= e for s, e in spans):
+        if f.data.get("from_parser"):
+            if spans and (f.data.get("matching") or any(s <= f.start <= e for s, e in spans)):
                 continue
+            if f.start in placeholders:
+                continue  # "Cannot use '...' outside of a vararg function": the placeholder says why
         key = (f.rule, f.range.start, f.range.end, f.message)
         if key in seen:
             continue

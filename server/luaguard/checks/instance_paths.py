@@ -9,9 +9,10 @@ Chains are resolved on the AST with real scopes by :class:`~.resolve.Resolver`
   'Modules'?`` — with ranked suggestions from the parent's children and, when the name
   exists elsewhere in the tree, where it is;
 * ``unknown_service`` (error): ``game:GetService("ReplicatedStorag")`` names no service;
-* ``instance_typo`` (warning): under an **open** node (children may exist at run time) a
-  name that is not in the project but is a near miss of a child that is (score >= 80):
-  most likely a typo, but not certainly wrong.
+* ``likely_unknown_instance`` (warning): under an **open** node (children may exist at
+  run time) a name that is not in the project but is a near miss of a child that is
+  (one edit, or a score of 80 or more), or that the project has under another parent:
+  most likely a typo or a wrong parent, but not certainly wrong.
 
 A fix is attached when one candidate is clearly best (:func:`luaguard.fuzzy.best_fix`),
 written in the form the code used: ``.Name``, ``["Name With Space"]``, or inside the
@@ -19,6 +20,8 @@ string of ``WaitForChild``/``FindFirstChild``/``GetService``.
 """
 
 from __future__ import annotations
+
+from rapidfuzz.distance import OSA
 
 from ..findings import Finding, Severity
 from ..fuzzy import best_fix, rank
@@ -29,7 +32,7 @@ from .resolve import Miss, Resolver
 
 UNKNOWN_INSTANCE = "unknown_instance"
 UNKNOWN_SERVICE = "unknown_service"
-INSTANCE_TYPO = "instance_typo"
+LIKELY_UNKNOWN_INSTANCE = "likely_unknown_instance"
 
 TYPO_SCORE = 80.0
 _MAX_LISTED = 8
@@ -55,7 +58,7 @@ def resolver_for(ctx: CheckContext) -> Resolver | None:
 class InstancePathCheck:
     """Reports the misses the resolver found (see the module docstring)."""
 
-    rules = {UNKNOWN_INSTANCE: Severity.ERROR, UNKNOWN_SERVICE: Severity.ERROR, INSTANCE_TYPO: Severity.WARNING}
+    rules = {UNKNOWN_INSTANCE: Severity.ERROR, UNKNOWN_SERVICE: Severity.ERROR, LIKELY_UNKNOWN_INSTANCE: Severity.WARNING}
 
     def check(self, ctx: CheckContext) -> list[Finding]:
         resolver = resolver_for(ctx)
@@ -82,13 +85,18 @@ class InstancePathCheck:
         ranked = rank(miss.name, candidates)
         where = _describe(parent)
         if miss.kind == "open_child":
-            if not ranked or ranked[0][1] < TYPO_SCORE:
-                return None
+            near = [(c, sc) for c, sc in ranked if sc >= TYPO_SCORE or (len(miss.name) >= 3 and OSA.distance(miss.name.lower(), c.lower()) <= 1)]
+            listing = ""
+            if not near:
+                elsewhere = _find_elsewhere(project, miss.name)
+                if not elsewhere:
+                    return None
+                listing = f" '{miss.name}' exists at {elsewhere[0].path}."
             msg = (
                 f"'{miss.name}' is not in the project under {where}; it exists only if created in Studio "
                 "or at run time"
             )
-            return self._emit(ctx, INSTANCE_TYPO, Severity.WARNING, miss, msg, ranked, listing="")
+            return self._emit(ctx, LIKELY_UNKNOWN_INSTANCE, Severity.WARNING, miss, msg, near, listing=listing)
         relation = "an ancestor" if miss.ancestor else ("a descendant" if miss.descendant else "a child")
         msg = f"'{miss.name}' is not {relation} of {where}"
         listing = ""
@@ -137,12 +145,13 @@ def _child_names(parent: Instance, project) -> list[str]:
 
 def _find_elsewhere(project, name: str, limit: int = 3) -> list[Instance]:
     out = []
-    root = project.datamodel
-    for node in root.descendants():
-        if node.name == name:
-            out.append(node)
-            if len(out) >= limit:
-                break
+    roots = [project.datamodel] if project.root is project.datamodel else [project.root, project.datamodel]
+    for root in roots:
+        for node in root.descendants():
+            if node.name == name:
+                out.append(node)
+                if len(out) >= limit:
+                    return out
     return out
 
 

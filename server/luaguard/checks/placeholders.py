@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 
 from ..findings import Finding, Severity
+from ..luau import ast as A
 from ..luau import lexer as L
 from ..luau.structure import EXPRESSION_PRECEDERS
 from .base import CheckContext
@@ -99,15 +100,25 @@ class PlaceholderCheck:
         return out
 
     def _statement_ellipses(self, ctx: CheckContext) -> list[Finding]:
-        """``...`` standing alone where a statement should be (not a vararg)."""
+        """``...`` standing where code should be: in statement position, or alone on its
+        line outside a function that declares ``...`` (a Roblox script's main chunk
+        receives no varargs)."""
         out = []
         tokens = ctx.lex.tokens
         text = ctx.text
+        real_varargs = _declared_varargs(ctx)
         for i, tok in enumerate(tokens):
             if tok.kind != "...":
                 continue
             prev = tokens[i - 1] if i else None
             nxt = tokens[i + 1]
+            if (
+                tok.start not in real_varargs
+                and (prev is None or _line_break_between(text, prev.end, tok.start))
+                and (nxt.kind == L.EOF or _line_break_between(text, tok.end, nxt.start) or nxt.kind in (",", ";"))
+            ):
+                out.append(self._ellipsis(ctx, tok))
+                continue
             if prev is not None:
                 if prev.kind in EXPRESSION_PRECEDERS or prev.kind in ("then", "else"):
                     # `return ...`, `f(...)`, `{...}`; after then/else it is an
@@ -120,13 +131,35 @@ class PlaceholderCheck:
                 continue
             if nxt.kind != L.EOF and not _line_break_between(text, tok.end, nxt.start):
                 continue
-            out.append(
-                ctx.finding(
-                    RULE, Severity.ERROR, tok.start, tok.end,
-                    "'...' stands where code should be: it is a truncation placeholder, not Luau; write the complete code",
-                )
-            )
+            out.append(self._ellipsis(ctx, tok))
         return out
+
+    def _ellipsis(self, ctx: CheckContext, tok: L.Token) -> Finding:
+        f = ctx.finding(
+            RULE, Severity.ERROR, tok.start, tok.end,
+            "'...' stands where code should be: it is a truncation placeholder, not Luau; write the complete code",
+        )
+        f.data["supersedes_syntax"] = True
+        return f
+
+
+def _declared_varargs(ctx: CheckContext) -> set[int]:
+    """Offsets of ``...`` expressions inside functions that declare ``...``."""
+    out: set[int] = set()
+    if ctx.ast is None:
+        return out
+    stack: list[tuple[A.Node, bool]] = [(ctx.ast.body, False)]
+    while stack:
+        node, vararg = stack.pop()
+        if type(node) is A.ExprVarargs:
+            if vararg:
+                out.add(node.start)
+            continue
+        if type(node) is A.ExprFunction:
+            vararg = node.vararg
+        for child in A.children(node):
+            stack.append((child, vararg))
+    return out
 
 
 def _line_break_between(text: str, a: int, b: int) -> bool:

@@ -7,10 +7,13 @@ grammar (luau-lang.org/grammar): ``function``, ``if``/``then``, ``do``, ``while 
 ``for ... do`` close with ``end``; ``repeat`` closes with ``until``; an ``if`` in
 expression position is an if-then-else *expression* and has no ``end``.
 
-Like Luau's ``Parser::expectMatchEndAndConsume``, a block whose ``end`` sits at a
-different line *and* column than its opener is remembered as a misleading-indentation
-suspect; when a block is left open at the end of the file and such a suspect exists after
-it, the report points at the suspect (that is where an ``end`` was most likely forgotten).
+Like Luau's ``Parser::expectMatchEndAndConsume``, a block closed on another line whose
+indentation differs from its opener's line is remembered as a misleading-indentation
+suspect (Luau compares the opener token's column, which flags every inline callback
+``Connect(function() ... end)``; comparing line indentation does not); when a block is
+left open at the end of the file and a suspect exists after it, the report points at the
+suspect, where an ``end`` was most likely forgotten.  An ``if`` block is named by its
+``then`` (or ``else``) and a loop by its ``do``, as Luau names them.
 """
 
 from __future__ import annotations
@@ -143,9 +146,13 @@ def analyze_structure(tokens: list[L.Token], lines: LineIndex) -> list[Structure
         if stack and stack[-1].kind in kinds and not stack[-1].awaiting_do:
             frame = stack.pop()
             if frame.kind not in _BRACKET_KINDS:
-                o_line, o_col = line_col(frame.token.start)
-                c_line, c_col = line_col(tok.start)
-                if o_line != c_line and o_col != c_col and (suspect is None or suspect.token.start < frame.token.start):
+                o_line = lines.line_of(frame.token.start)
+                c_line = lines.line_of(tok.start)
+                if (
+                    o_line != c_line
+                    and _indent(lines, o_line) != _indent(lines, c_line)
+                    and (suspect is None or suspect.token.start < frame.token.start)
+                ):
                     suspect = frame
             return True
         for depth in range(len(stack) - 1, -1, -1):
@@ -168,17 +175,22 @@ def analyze_structure(tokens: list[L.Token], lines: LineIndex) -> list[Structure
             stack.append(_Frame("ifexpr" if is_expr else "if", tok))
         elif kind == "then":
             expr_next = bool(stack) and stack[-1].kind == "ifexpr"
+            if stack and stack[-1].kind == "if":
+                stack[-1].token = tok  # Luau names the 'then' an 'end' closes
         elif kind == "else":
             if stack and stack[-1].kind == "ifexpr":
                 stack.pop()
                 expr_next = True
             else:
                 expr_next = False
+                if stack and stack[-1].kind == "if":
+                    stack[-1].token = tok
         elif kind in _BLOCK_OPENERS:
             if kind == "function" and prev is not None and prev.kind == L.NAME and prev.text == "declare":
                 pass  # `declare function f(): T` in a definition file has no body
             elif kind == "do" and stack and stack[-1].awaiting_do:
                 stack[-1].awaiting_do = False
+                stack[-1].token = tok  # Luau names the loop's 'do' 
             else:
                 stack.append(_Frame(kind, tok))
         elif kind == "while" or kind == "for":
@@ -198,7 +210,15 @@ def analyze_structure(tokens: list[L.Token], lines: LineIndex) -> list[Structure
         elif kind in _CLOSE_BRACKETS:
             opener = _CLOSE_BRACKETS[kind]
             if not close((opener,), tok):
-                problems.append(StructureProblem(UNBALANCED_BRACKET, tok.start, tok.end, f"Unexpected '{kind}' with no matching '{opener}'", tok.start))
+                while stack and stack[-1].kind == "ifexpr":
+                    stack.pop()
+                if stack and stack[-1].kind in _BRACKET_KINDS:
+                    # A wrong closer, as in `{ 1, 2 ])`: it stands for the closer of
+                    # the innermost bracket (Luau reports it there too).
+                    report_unclosed(stack[-1], tok)
+                    stack.pop()
+                else:
+                    problems.append(StructureProblem(UNBALANCED_BRACKET, tok.start, tok.end, f"Unexpected '{kind}' with no matching '{opener}'", tok.start))
         elif kind == L.INTERP_MID:
             if close(("interp",), tok):
                 stack.append(_Frame("interp", tok))
@@ -215,5 +235,10 @@ def analyze_structure(tokens: list[L.Token], lines: LineIndex) -> list[Structure
     return problems
 
 
+def _indent(lines: LineIndex, line: int) -> str:
+    text = lines.line_text(line)
+    return text[: len(text) - len(text.lstrip(" \t"))]
+
+
 def _suspect_word(frame: _Frame) -> str:
-    return "then" if frame.kind == "if" else ("do" if frame.kind in ("while", "for") else frame.token.text)
+    return frame.token.text

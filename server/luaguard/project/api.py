@@ -1,0 +1,239 @@
+"""Roblox API facts: classes, members, services, creatable classes, enums, data types.
+
+The facts come from ``server/luaguard/data/roblox_api.json``, a compact file that
+``scripts/build_api_data.py`` derives from the shared API data (rbx-dom's reflection
+database shipped with Rojo, and the luau-lsp Roblox type declarations; see the file's
+``provenance`` field).  Loading takes about 10 ms: the JSON is parsed once and
+:class:`Member` objects are built on demand and cached.
+
+Class hierarchy: every instance class descends from ``Instance``, which descends from
+``Object`` (Roblox's root class since 2024; a few non-instance engine objects such as
+``EditableImage`` also descend from ``Object``).  Data types (``Vector3``, ``CFrame``,
+``RBXScriptConnection``, ``Enum`` ...) are kept apart from classes: see
+:meth:`RobloxApi.datatype_member`.
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["ApiDataError", "Member", "RobloxApi", "load_api", "DEFAULT_API_PATH"]
+
+DEFAULT_API_PATH = Path(__file__).resolve().parent.parent / "data" / "roblox_api.json"
+
+_KINDS = {"P": "Property", "F": "Function", "E": "Event", "C": "Callback"}
+
+
+class ApiDataError(Exception):
+    """The API data file is missing, unreadable, not JSON, or not in the expected format."""
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    """One member of a class or data type.
+
+    ``kind`` is ``"Property" | "Function" | "Event" | "Callback"``.  ``type`` is the Luau
+    type of a property, event (``RBXScriptSignal<...>``) or callback (a function type);
+    ``signature`` is a function's ``(params): result`` text (``None`` otherwise).
+    ``declared_in`` is the class that declares the member (an ancestor of the class asked
+    about, for inherited members).  ``tags`` holds ``"Deprecated"`` for deprecated members,
+    in which case ``deprecated_replacement`` names what to use instead (``"Destroy"``,
+    ``"Animator:LoadAnimation"``).
+    """
+
+    name: str
+    kind: str
+    type: str | None
+    signature: str | None
+    declared_in: str
+    tags: tuple[str, ...]
+    deprecated_replacement: str | None
+
+    @property
+    def deprecated(self) -> bool:
+        return "Deprecated" in self.tags
+
+
+def _make_member(name: str, raw: list, declared_in: str) -> Member:
+    kind = _KINDS.get(raw[0], raw[0])
+    text = raw[1] if len(raw) > 1 else None
+    tags = tuple(raw[2]) if len(raw) > 2 and raw[2] else ()
+    repl = raw[3] if len(raw) > 3 else None
+    if kind == "Function":
+        return Member(name, kind, None, text, declared_in, tags, repl)
+    return Member(name, kind, text, None, declared_in, tags, repl)
+
+
+class RobloxApi:
+    """Queries over the Roblox API facts.
+
+    Attributes: ``services`` (class names valid for ``game:GetService``), ``creatable``
+    (class names valid for ``Instance.new``), ``enums`` (``{"Material": ("Air", ...)}``),
+    ``deprecated_globals`` (``{"wait": "task.wait", ...}``), ``provenance`` (dict).
+    Lookups are case-sensitive, as Roblox's are.  Results of :meth:`member` and
+    :meth:`members` are cached per instance.
+    """
+
+    __slots__ = (
+        "services", "creatable", "enums", "deprecated_globals", "provenance",
+        "_classes", "_datatypes", "_class_names", "_supers", "_members_cache", "_dt_cache",
+    )
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        """Build from the parsed compact data (see ``scripts/build_api_data.py``).
+
+        Raises :class:`ApiDataError` when required keys are missing.
+        """
+        try:
+            self._classes: dict[str, list] = data["classes"]
+            self.services: frozenset[str] = frozenset(data["services"])
+            self.creatable: frozenset[str] = frozenset(data["creatable"])
+            self.enums: dict[str, tuple[str, ...]] = {k: tuple(v) for k, v in data["enums"].items()}
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise ApiDataError(f"API data lacks or mistypes a required field: {exc}") from exc
+        self._datatypes: dict[str, dict] = data.get("datatypes", {})
+        self.deprecated_globals: dict[str, str] = dict(data.get("deprecated_globals", {}))
+        self.provenance: dict = data.get("provenance", {})
+        self._class_names: tuple[str, ...] | None = None
+        self._supers: dict[str, tuple[str, ...]] = {}
+        self._members_cache: dict[str, dict[str, Member]] = {}
+        self._dt_cache: dict[str, dict[str, Member]] = {}
+
+    # --- classes ------------------------------------------------------------------------------
+    def has_class(self, name: str) -> bool:
+        """True for an instance class name (``"Part"``); data types and enums are not classes."""
+        return name in self._classes
+
+    def class_names(self) -> tuple[str, ...]:
+        """All class names, sorted (for fuzzy "did you mean" suggestions)."""
+        if self._class_names is None:
+            self._class_names = tuple(sorted(self._classes))
+        return self._class_names
+
+    def class_tags(self, name: str) -> tuple[str, ...]:
+        """The class's tags (``"Service"``, ``"NotCreatable"``, ``"Deprecated"`` ...); () if unknown."""
+        entry = self._classes.get(name)
+        return tuple(entry[1]) if entry else ()
+
+    def superclasses(self, name: str) -> tuple[str, ...]:
+        """``name`` first, then its parent class ... up to ``Instance`` and ``Object``.
+
+        ``()`` for an unknown class.
+        """
+        cached = self._supers.get(name)
+        if cached is not None:
+            return cached
+        chain: list[str] = []
+        cur: str | None = name
+        while cur is not None and cur in self._classes and cur not in chain:
+            chain.append(cur)
+            cur = self._classes[cur][0]
+        result = tuple(chain)
+        self._supers[name] = result
+        return result
+
+    def is_a(self, class_name: str, base: str) -> bool:
+        """``Instance:IsA`` semantics: ``class_name`` is ``base`` or inherits from it."""
+        return base in self.superclasses(class_name)
+
+    def is_service(self, name: str) -> bool:
+        return name in self.services
+
+    def is_creatable(self, name: str) -> bool:
+        return name in self.creatable
+
+    # --- members ------------------------------------------------------------------------------
+    def members(self, class_name: str) -> dict[str, Member]:
+        """All members of ``class_name`` including inherited ones (``{}`` for unknown classes).
+
+        A member a subclass re-declares shadows the ancestor's.  Do not mutate the result
+        (it is cached).
+        """
+        cached = self._members_cache.get(class_name)
+        if cached is not None:
+            return cached
+        result: dict[str, Member] = {}
+        for cls in reversed(self.superclasses(class_name)):
+            for mname, raw in self._classes[cls][2].items():
+                result[mname] = _make_member(mname, raw, cls)
+        self._members_cache[class_name] = result
+        return result
+
+    def member(self, class_name: str, name: str) -> Member | None:
+        """The member ``name`` of ``class_name`` (walking inheritance), or ``None``."""
+        return self.members(class_name).get(name)
+
+    def property_type(self, class_name: str, prop: str) -> str | None:
+        """The Luau type of property ``prop`` (``"number"``, ``"Enum.Material"``), or ``None``
+        when it is not a property of the class."""
+        m = self.member(class_name, prop)
+        if m is None or m.kind != "Property":
+            return None
+        return m.type
+
+    # --- data types and enums ----------------------------------------------------------------
+    def has_datatype(self, name: str) -> bool:
+        """True for a data type such as ``Vector3``, ``CFrame``, ``RBXScriptConnection``."""
+        return name in self._datatypes
+
+    def datatype_names(self) -> tuple[str, ...]:
+        return tuple(sorted(self._datatypes))
+
+    def datatype_members(self, name: str) -> dict[str, Member]:
+        """Members of a data type (``Vector3.Magnitude``, ``CFrame:Inverse``); ``{}`` if unknown."""
+        cached = self._dt_cache.get(name)
+        if cached is None:
+            cached = {m: _make_member(m, raw, name) for m, raw in self._datatypes.get(name, {}).items()}
+            self._dt_cache[name] = cached
+        return cached
+
+    def datatype_member(self, name: str, member: str) -> Member | None:
+        return self.datatype_members(name).get(member)
+
+    def enum_items(self, enum_name: str) -> tuple[str, ...] | None:
+        """Items of ``Enum.<enum_name>`` or ``None`` when there is no such enum."""
+        return self.enums.get(enum_name)
+
+
+def _read_api_file(path: Path) -> RobloxApi:
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError as exc:
+        raise ApiDataError(
+            f"{path}: Roblox API data file not found (regenerate it with scripts/build_api_data.py)"
+        ) from exc
+    except OSError as exc:
+        raise ApiDataError(f"{path}: cannot read Roblox API data: {exc.strerror}") from exc
+    try:
+        if path.suffix == ".gz":
+            raw = gzip.decompress(raw)
+        data = json.loads(raw)
+    except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ApiDataError(f"{path}: Roblox API data is corrupt: {exc}") from exc
+    if not isinstance(data, dict) or data.get("format") != 1:
+        raise ApiDataError(f"{path}: not a luaguard Roblox API data file (format 1 expected)")
+    try:
+        return RobloxApi(data)
+    except ApiDataError as exc:
+        raise ApiDataError(f"{path}: {exc}") from exc
+
+
+@functools.cache
+def _load_cached(path: Path) -> RobloxApi:
+    return _read_api_file(path)
+
+
+def load_api(path: Path | None = None) -> RobloxApi:
+    """Load the Roblox API facts (default: the shipped file); cached per path.
+
+    ``path`` may name a ``.json`` or a gzip-compressed ``.json.gz`` file in the format
+    written by ``scripts/build_api_data.py``.  Raises :class:`ApiDataError` naming the file
+    when it is missing, unreadable, corrupt or of another format.
+    """
+    resolved = (path or DEFAULT_API_PATH).resolve()
+    return _load_cached(resolved)

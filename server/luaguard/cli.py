@@ -95,10 +95,16 @@ def make_engine(args: argparse.Namespace, err: Callable[[str], None], first_path
             raise UsageError(f"bad project file: {exc}") from exc
         project = engine.project
         if project is not None:
+            fatal = []
+            main_file = project.project_file.name if project.project_file is not None else None
             for p in project.problems:
                 if p.severity in ("error", "warning"):
                     loc = f"{p.file}" + (f":{p.line}" if p.line else "") + (f":{p.column}" if p.column else "")
                     err(f"{p.severity}: {loc}: {p.message}")
+                    if p.severity == "error" and main_file is not None and p.file == main_file:
+                        fatal.append(loc)
+            if fatal:
+                raise UsageError(f"bad project file {main_file} (see {', '.join(fatal)})")
     return engine
 
 

@@ -23,7 +23,7 @@ from typing import Iterable
 
 from .checks.base import CheckContext
 from .checks.placeholders import PlaceholderCheck
-from .checks.runtime_names import RuntimeNames
+from .checks.runtime_names import RuntimeNames, created_names
 from .checks.structure import LexicalCheck, StructureCheck
 from .config import Settings
 from .findings import Finding, Severity
@@ -181,7 +181,7 @@ class Engine:
             path=rel if rel is not None else (str(path) if path is not None else None),
             project=project,
             scripts=scripts,
-            runtime_names=self.runtime_names.names,
+            runtime_names=_with_own_names(self.runtime_names.names, text),
             options={"extra_globals": self.settings.extra_globals},
         )
         from .luau.parser import parse
@@ -271,6 +271,19 @@ def merge_syntax(findings: Iterable[Finding]) -> list[Finding]:
         seen.add(key)
         out.append(f)
     return out
+
+
+def _with_own_names(project_names, text: str):
+    """``runtime_names`` for one lint: the project's names plus the linted text's own
+    (which may be newer than the file on disk), computed once on first use."""
+    cache: list[frozenset[str]] = []
+
+    def names() -> frozenset[str]:
+        if not cache:
+            cache.append(project_names() | created_names(text))
+        return cache[0]
+
+    return names
 
 
 def _file_problem(path: str | Path, rule: str, message: str, severity: Severity = Severity.ERROR) -> Finding:

@@ -1,0 +1,179 @@
+"""``textDocument/codeAction``: quick fixes built from the diagnostics' ``data``.
+
+For each luaguard diagnostic in the request context:
+
+* its fix, when the finding had one (ruff-lsp's way: the fix was computed with the
+  diagnostic and travels in ``Diagnostic.data``, so nothing is linted again), marked
+  ``isPreferred``; offered only while the document is at the version the diagnostic was
+  computed for;
+* "Suppress <rule> on this line": appends ``-- luaguard: allow(<rule>)`` to the line
+  (or adds the rule to an ``allow(...)`` comment already there; when the line ends inside
+  a multi-line string or comment, a comment line is inserted above it instead).  The
+  engine reads both forms (see :mod:`luaguard.engine`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import traceback
+
+from lsprotocol import types
+from pygls.capabilities import get_capability
+
+from ..findings import Range
+from ..luau.lexer import tokenize
+from ..text import LineIndex
+from .convert import SOURCE, PositionEncoder, diagnostic_data, fix_from_data, rule_of
+from .feature import Feature
+
+_ALLOW_COMMENT = re.compile(r"--\s*luaguard:\s*allow\(([^)]*)\)")
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+#: Rules a suppression comment makes no sense for.
+UNSUPPRESSIBLE = frozenset({"too_many_problems", "unreadable_file", "internal_error"})
+
+#: Documents larger than this are not tokenized to place a suppression comment.
+LEX_LIMIT = 2_000_000
+
+
+def _inside_token(lex, offset: int) -> bool:
+    return any(t.start < offset < t.end for t in (*lex.tokens, *lex.comments))
+
+
+def suppression_edit(text: str, line: int, rule: str, *, lex_limit: int = LEX_LIMIT) -> tuple[Range, str] | None:
+    """The edit that silences ``rule`` on 0-based ``line`` of ``text``.
+
+    Returns ``(range, new_text)`` with a UTF-16 range, or None when the rule is already
+    allowed there or no comment can be placed (the line starts and ends inside a
+    multi-line string or comment).
+    """
+    lines = LineIndex(text)
+    line = min(max(line, 0), lines.line_count - 1)
+    start = lines.starts[line]
+    line_text = lines.line_text(line)
+    existing = _ALLOW_COMMENT.search(line_text)
+    if existing:
+        rules = [r.strip() for r in existing.group(1).split(",") if r.strip()]
+        if rule in rules or "all" in rules:
+            return None
+        return lines.range(start + existing.start(1), start + existing.end(1)), ", ".join([*rules, rule])
+    eol = start + len(line_text)
+    if len(text) <= lex_limit:
+        lex = tokenize(text)
+        if _inside_token(lex, eol):
+            if line == 0 or _inside_token(lex, start):
+                return None
+            indent = re.match(r"[ \t]*", line_text).group(0)
+            m = _LINE_BREAK.search(text)
+            newline = m.group(0) if m else "\n"
+            here = lines.position(start)
+            return Range(here, here), f"{indent}-- luaguard: allow({rule}){newline}"
+    end = lines.position(eol)
+    return Range(end, end), f" -- luaguard: allow({rule})"
+
+
+def wants_quickfix(only) -> bool:
+    """Whether a ``context.only`` filter admits ``quickfix`` actions."""
+    if not only:
+        return True
+    quickfix = types.CodeActionKind.QuickFix.value
+    return any(quickfix == str(getattr(k, "value", k)) or quickfix.startswith(str(getattr(k, "value", k)) + ".") for k in only)
+
+
+class CodeActionsFeature(Feature):
+    """Answers ``textDocument/codeAction``; see the module docstring."""
+
+    name = "code_actions"
+
+    def _edit(self, uri: str, version: int | None, edits: list[types.TextEdit]) -> types.WorkspaceEdit:
+        caps = self.server.client_capabilities
+        if get_capability(caps, "workspace.workspace_edit.document_changes", False):
+            return types.WorkspaceEdit(
+                document_changes=[
+                    types.TextDocumentEdit(
+                        text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
+                        edits=edits,
+                    )
+                ]
+            )
+        return types.WorkspaceEdit(changes={uri: edits})
+
+    async def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction]:
+        if not wants_quickfix(params.context.only):
+            return []
+        uri = params.text_document.uri
+        ours = [d for d in params.context.diagnostics if d.source == SOURCE]
+        if not ours:
+            return []
+        doc = self.server.workspace.text_documents.get(uri)
+        version = doc.version if doc is not None else None
+        actions: list[types.CodeAction] = []
+        for d in ours:
+            data = diagnostic_data(d)
+            fix = fix_from_data(data)
+            if fix is None:
+                continue
+            made_for = data.get("version")
+            if isinstance(made_for, int) and version is not None and made_for != version:
+                continue  # stale: fresh diagnostics are on their way
+            rng, new_text, title = fix
+            actions.append(
+                types.CodeAction(
+                    title=title,
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=[d],
+                    is_preferred=True,
+                    edit=self._edit(uri, version, [types.TextEdit(range=rng, new_text=new_text)]),
+                )
+            )
+        if doc is not None:
+            actions.extend(await self._suppressions(uri, doc.source, version, ours))
+        return actions
+
+    async def _suppressions(self, uri: str, text: str, version: int | None, diagnostics) -> list[types.CodeAction]:
+        wanted: dict[tuple[int, str], types.Diagnostic] = {}
+        for d in diagnostics:
+            rule = rule_of(d)
+            if rule and rule not in UNSUPPRESSIBLE:
+                wanted.setdefault((d.range.start.line, rule), d)
+        if not wanted:
+            return []
+        encoding = self.server.workspace.position_encoding
+
+        def build() -> list[types.CodeAction]:
+            encoder = PositionEncoder(text, encoding)
+            out = []
+            for (line, rule), d in wanted.items():
+                edit = suppression_edit(text, line, rule)
+                if edit is None:
+                    continue
+                rng, new_text = edit
+                out.append(
+                    types.CodeAction(
+                        title=f"Suppress {rule} on this line",
+                        kind=types.CodeActionKind.QuickFix,
+                        diagnostics=[d],
+                        edit=self._edit(uri, version, [types.TextEdit(range=encoder.range(rng), new_text=new_text)]),
+                    )
+                )
+            return out
+
+        if len(text) > 100_000:
+            return await asyncio.to_thread(build)
+        return build()
+
+
+def register(server) -> None:
+    feature = server.add_feature(CodeActionsFeature(server))
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix], resolve_provider=False),
+    )
+    async def code_action(ls, params: types.CodeActionParams) -> list[types.CodeAction]:
+        try:
+            return await feature.code_actions(params)
+        except Exception:  # noqa: BLE001 - feature boundary: answer, never crash
+            ls.log_error("codeAction failed", traceback.format_exc())
+            return []

@@ -1,0 +1,299 @@
+"""The engine as the language server holds it: one :class:`~luaguard.engine.Engine`,
+touched only from one worker thread, replaced wholesale after each (re)index.
+
+Threads: the asyncio loop (pygls) never runs engine code.  ``lint`` jobs, settings
+updates and incremental file changes run in order on the **engine worker**; building a
+fresh index runs on the **indexer worker**, so lints keep being answered (with the old
+index, or without one before the first index is ready) while a project loads.  The new
+engine is swapped in by a job on the engine worker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import traceback
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+from ..config import Settings
+from ..engine import LUAU_SUFFIXES, Engine
+from ..findings import Finding
+from ..workspace import has_project_file
+from .convert import PositionEncoder, findings_to_diagnostics, prepare_text
+from .worker import Worker
+
+#: Buffers with more characters than this are linted after the others (priority 2).
+LARGE_DOCUMENT = 1_000_000
+
+
+@dataclass
+class LintResult:
+    """What one lint produced: LSP diagnostics (already in client units) and the
+    tracebacks of anything that failed inside the engine (empty when all went well)."""
+
+    diagnostics: list
+    findings: list[Finding]
+    errors: list[str] = field(default_factory=list)
+
+
+@dataclass
+class IndexResult:
+    """Outcome of :func:`build_engine`.
+
+    ``engine`` is always usable.  ``no_project``: the root has no project file;
+    ``project_error``: the project file is malformed (``"file:line:col: message"``);
+    ``crash``: the indexer itself failed (traceback); ``problems``: the index's
+    non-fatal problems; ``files``/``scripts``: counts for the progress report.
+    """
+
+    engine: Engine
+    root: Path | None
+    no_project: bool = False
+    project_error: str | None = None
+    crash: str | None = None
+    problems: list = field(default_factory=list)
+    files: int = 0
+    scripts: int = 0
+
+
+def build_engine(root: Path | None, settings: Settings, report: Callable[[str, int], None] | None = None) -> IndexResult:
+    """Build an engine for ``root`` and load its project index (slow: run it on the
+    indexer worker).  Never raises.
+
+    ``report(message, percentage)`` is called between phases.
+    """
+    report = report or (lambda message, pct: None)
+    if root is None or not has_project_file(root, settings):
+        return IndexResult(Engine(None, settings), root, no_project=root is not None)
+    engine = Engine(root, settings)
+    result = IndexResult(engine, root)
+    report("reading the project file", 10)
+    try:
+        engine.reload_project()
+    except Exception:  # noqa: BLE001 - an indexer bug must not stop the server
+        result.crash = traceback.format_exc()
+        return result
+    result.project_error = engine.project_error
+    project = engine.project
+    if project is not None:
+        result.problems = list(getattr(project, "problems", []) or [])
+        files = getattr(project, "file_instances", {}) or {}
+        result.files = len(files)
+        result.scripts = sum(1 for rel in files if rel.endswith(LUAU_SUFFIXES))
+        report(f"scanning {result.scripts} scripts", 60)
+        try:
+            engine.runtime_names.names()
+        except Exception:  # noqa: BLE001
+            result.crash = traceback.format_exc()
+    return result
+
+
+class _GuardedCheck:
+    """A check whose exceptions are recorded instead of raised (so one broken check
+    does not take the others' findings with it)."""
+
+    def __init__(self, check, errors: list[str]) -> None:
+        self.inner = check
+        self.rules = check.rules
+        self._errors = errors
+
+    def check(self, ctx) -> list[Finding]:
+        try:
+            return list(self.inner.check(ctx))
+        except Exception:  # noqa: BLE001
+            self._errors.append(f"check {type(self.inner).__name__} failed:\n{traceback.format_exc()}")
+            return []
+
+
+def lint_document(engine: Engine, text: str, path: Path | None) -> tuple[list[Finding], list[str]]:
+    """Lint buffer text as the file ``path`` with the checks that still work.
+
+    ``text`` must have gone through :func:`~luaguard.lsp.convert.prepare_text`.  Binary
+    content, over-size buffers and invalid text give one finding (the engine's
+    ``lint_bytes`` rules).  When the engine raises, the lint is run again with every
+    check guarded, so the findings of the working checks are still returned (with the
+    engine's de-duplication and suppressions); the tracebacks are returned as
+    ``errors``.  Never raises.
+    """
+    try:
+        return engine.lint_bytes(text.encode("utf-8"), path), []  # type: ignore[arg-type]
+    except Exception:  # noqa: BLE001
+        first = traceback.format_exc()
+    errors: list[str] = []
+    saved = engine.checks
+    engine.checks = [_GuardedCheck(c, errors) for c in saved]
+    try:
+        ctx = engine.make_context(text, path)
+        found = engine.run_checks(ctx, display_path=str(path) if path is not None else None)
+    except Exception:  # noqa: BLE001 - the failure is outside the checks (parser ...)
+        return [], [first]
+    finally:
+        engine.checks = saved
+    return found, errors or [first]
+
+
+class EngineHost:
+    """Owns the current engine, its settings and the two workers (see module doc).
+
+    Attributes other than the workers are read and written on the event loop, except
+    :attr:`engine`, which only engine-worker jobs use.
+    """
+
+    def __init__(self, settings: Settings | None = None) -> None:
+        self.settings = settings or Settings()
+        self.workspace_root: Path | None = None
+        self.root: Path | None = None
+        self.engine = Engine(None, self.settings)
+        self.engine_worker = Worker("luaguard-engine")
+        self.index_worker = Worker("luaguard-indexer")
+        self.ready: asyncio.Event | None = None
+        self.files_linted: set[str] = set()
+        self._open_texts: dict[Path, str] = {}
+
+    # -- readiness ---------------------------------------------------------------------
+    def ready_event(self) -> asyncio.Event:
+        if self.ready is None:
+            self.ready = asyncio.Event()
+        return self.ready
+
+    async def wait_ready(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for the first index; True when ready."""
+        event = self.ready_event()
+        if event.is_set():
+            return True
+        try:
+            await asyncio.wait_for(event.wait(), timeout)
+        except asyncio.TimeoutError:
+            return False
+        return True
+
+    # -- paths -------------------------------------------------------------------------
+    def document_path(self, fs_path: str | None) -> Path | None:
+        """The path the engine should see for a document (``None``: not a file).
+
+        Inside the project root the path is kept as the client spelled it; when only
+        the symlink-resolved path is inside the root, that one is used.
+        """
+        if not fs_path:
+            return None
+        p = Path(os.path.normpath(fs_path))
+        root = self.root
+        if root is not None and not _is_within(p, root):
+            real = Path(os.path.realpath(p))
+            if _is_within(real, root):
+                return real
+        return p
+
+    # -- engine jobs (run on the engine worker) ----------------------------------------
+    async def lint(self, path: Path | None, text: str, encoding: str | None, version: int | None,
+                   is_stale: Callable[[], bool] = lambda: False) -> LintResult | None:
+        """Lint ``text`` as ``path`` on the engine worker; None when ``is_stale()`` is
+        already true when the job starts (a newer edit superseded it)."""
+        priority = 2 if len(text) > LARGE_DOCUMENT else 1
+        return await self.engine_worker.run(self._lint_job, path, text, encoding, version, is_stale, priority=priority)
+
+    def _lint_job(self, path: Path | None, text: str, encoding: str | None, version: int | None,
+                  is_stale: Callable[[], bool]) -> LintResult | None:
+        if is_stale():
+            return None
+        text = prepare_text(text)
+        engine = self.engine
+        if path is not None:
+            self._open_texts[path] = text
+            if engine.root is not None and engine.relpath(path) is not None:
+                engine.runtime_names.set_text(path, text)
+            self.files_linted.add(str(path))
+        findings, errors = lint_document(engine, text, path)
+        encoder = PositionEncoder(text, encoding)
+        return LintResult(findings_to_diagnostics(findings, encoder, version), findings, errors)
+
+    async def forget(self, path: Path | None) -> None:
+        """A document was closed: disk content counts again for run-time names."""
+        if path is None:
+            return
+
+        def job() -> None:
+            self._open_texts.pop(path, None)
+            self.engine.runtime_names.set_text(path, None)
+
+        await self.engine_worker.run(job)
+
+    async def update_settings(self, settings: Settings) -> None:
+        """Use ``settings`` from the next lint on (no re-index)."""
+        self.settings = settings
+
+        def job() -> None:
+            self.engine.settings = settings
+
+        await self.engine_worker.run(job)
+
+    async def apply_file_changes(self, changed: Iterable[str], deleted: Iterable[str]) -> bool:
+        """Update the index for files created/changed/deleted on disk.
+
+        Paths are root-relative POSIX strings.  Returns False when there is no index to
+        update.  Exceptions from the index propagate (the caller re-indexes).
+        """
+        changed, deleted = sorted(set(changed)), sorted(set(deleted))
+
+        def job() -> bool:
+            engine = self.engine
+            if engine.root is None:
+                return False
+            for rel in (*changed, *deleted):
+                if rel.endswith(LUAU_SUFFIXES):
+                    engine.runtime_names.file_changed(engine.root / rel)
+            project = engine.project
+            if project is None:
+                return False
+            project.apply_file_changes(changed, deleted)
+            return True
+
+        return await self.engine_worker.run(job)
+
+    async def build(self, settings: Settings, report: Callable[[str, int], None] | None = None) -> IndexResult:
+        """Build a new engine for :attr:`root` on the indexer worker."""
+        return await self.index_worker.run(build_engine, self.root, settings, report)
+
+    async def swap(self, engine: Engine) -> None:
+        """Make ``engine`` current (keeping statistics and open-buffer texts)."""
+
+        def job() -> None:
+            old = self.engine
+            engine.settings = self.settings
+            engine.stats = old.stats
+            if engine.root is not None:
+                for path, text in self._open_texts.items():
+                    if engine.relpath(path) is not None:
+                        engine.runtime_names.set_text(path, text)
+            self.engine = engine
+
+        await self.engine_worker.run(job)
+
+    def stats(self) -> dict:
+        """``{"rules": {rule: count}, "files": n}``: findings by rule over every lint
+        of this session, and the number of distinct files linted."""
+        for _ in range(20):
+            try:
+                rules = dict(Counter(self.engine.stats))
+                files = len(self.files_linted)
+                break
+            except RuntimeError:  # changed by the engine worker while copying
+                continue
+        else:  # pragma: no cover
+            rules, files = {}, len(self.files_linted)
+        return {"rules": dict(sorted(rules.items())), "files": files}
+
+    def stop(self) -> None:
+        self.engine_worker.stop()
+        self.index_worker.stop()
+
+
+def _is_within(path: Path, root: Path) -> bool:
+    try:
+        path.relative_to(root)
+    except ValueError:
+        return False
+    return True

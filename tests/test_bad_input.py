@@ -1,0 +1,59 @@
+"""Bad input never crashes: binary, huge, invalid UTF-8, CRLF, BOM, broken projects."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from luaguard.engine import Engine
+
+PLACE = Path(__file__).resolve().parent.parent / "samples" / "place"
+
+
+def test_binary_file_is_one_finding(tmp_path):
+    f = tmp_path / "model.luau"
+    f.write_bytes(b"\x00\x01\x02binary\xff" * 100)
+    [finding] = Engine().lint_file(f)
+    assert finding.rule == "unreadable_file" and "binary" in finding.message
+
+
+def test_five_megabyte_file(tmp_path):
+    line = "local value = game:GetService('ReplicatedStorage') -- padding padding\n"
+    f = tmp_path / "big.luau"
+    f.write_text(line * (5 * 1024 * 1024 // len(line) + 1))
+    assert f.stat().st_size > 5 * 1024 * 1024
+    assert Engine().lint_file(f) == []
+
+
+def test_invalid_utf8_reports_line_and_still_lints(tmp_path):
+    f = tmp_path / "bad.luau"
+    f.write_bytes(b"local a = 1\nlocal s = '\xff\xfe'\nprint(a\n")
+    found = Engine().lint_file(f)
+    rules = [x.rule for x in found]
+    assert "invalid_utf8" in rules and "unbalanced_bracket" in rules
+    bad = next(x for x in found if x.rule == "invalid_utf8")
+    assert "line 2" in bad.message and bad.range.start.line == 1
+
+
+def test_crlf_and_bom_positions(tmp_path):
+    f = tmp_path / "crlf.luau"
+    f.write_bytes(b"\xef\xbb\xbflocal x = 1\r\n-- TODO: y\r\nprint(x\r\n")
+    found = Engine().lint_file(f)
+    by_rule = {x.rule: x for x in found}
+    assert by_rule["placeholder"].range.start.line == 1
+    assert by_rule["unbalanced_bracket"].range.start.line == 2
+    assert by_rule["unbalanced_bracket"].range.start.character == 5
+
+
+def test_missing_and_malformed_project_files_do_not_crash(tmp_path):
+    (tmp_path / "default.project.json").write_text("{ not json")
+    engine = Engine(tmp_path)
+    found = engine.lint_text("print(game.Foo)\n-- TODO x\n", tmp_path / "a.luau")
+    assert engine.project is None and engine.project_error and "default.project.json" in engine.project_error
+    assert [f.rule for f in found] == ["placeholder"]
+    empty = Engine(tmp_path / "nope")
+    assert empty.lint_text("print(1)", "a.luau") == []
+
+
+def test_unreadable_path_is_a_finding(tmp_path):
+    [f] = Engine().lint_file(tmp_path / "missing.luau")
+    assert f.rule == "unreadable_file"

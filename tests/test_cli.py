@@ -1,0 +1,98 @@
+"""The command-line front end: output formats, exit codes, stdin, bad projects."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from luaguard.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+PLACE = ROOT / "samples" / "place"
+PATCHES = ROOT / "samples" / "patches"
+
+
+def run(args, stdin: bytes | None = None, cwd: Path = ROOT):
+    return subprocess.run(
+        [sys.executable, "-m", "luaguard.cli", *args], input=stdin, capture_output=True, cwd=cwd, timeout=120
+    )
+
+
+def test_check_sample_place_is_clean(capsys):
+    code = main(["check", str(PLACE)])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "No problems found in" in out
+
+
+def test_check_patch_from_stdin_text_output():
+    patch = (PATCHES / "combat_bad_path.luau").read_bytes()
+    proc = run(["check", "-", "--project", str(PLACE), "--stdin-filename", "src/shared/Modules/Combat.luau", "--patch"], patch)
+    assert proc.returncode == 1
+    out = proc.stdout.decode()
+    assert "src/shared/Modules/Combat.luau:13:" in out
+    assert "error[unknown_instance] 'Modulez' is not a child of" in out
+    assert "Found 1 error in 1 of 1 file." in out
+
+
+def test_check_json_output_shape():
+    patch = (PATCHES / "hud_todo.luau").read_bytes()
+    case = next(c for c in json.loads((PATCHES / "manifest.json").read_text()) if c["patch"] == "hud_todo.luau")
+    proc = run(["check", "-", "--project", str(PLACE), "--stdin-filename", case["target"], "--format", "json", "--patch"], patch)
+    data = json.loads(proc.stdout)
+    assert proc.returncode == 1
+    assert isinstance(data, list) and data
+    item = data[0]
+    assert set(item) == {"file", "range", "severity", "code", "message", "suggestions", "fix"}
+    assert set(item["range"]) == {"start", "end"} and set(item["range"]["start"]) == {"line", "character"}
+    assert item["severity"] in ("error", "warning", "information", "hint")
+    assert item["range"]["start"]["line"] == case["expect"][0]["line"] - 1  # 0-based
+
+
+def test_editor_mode_todo_exits_zero(tmp_path):
+    f = tmp_path / "a.luau"
+    f.write_text("local x = 1 -- TODO: later\n")
+    proc = run(["check", str(f)])
+    assert proc.returncode == 0
+    assert "warning[placeholder]" in proc.stdout.decode()
+
+
+def test_bad_project_file_exit_2_names_file_and_position(tmp_path):
+    (tmp_path / "default.project.json").write_text('{\n  "name": "x",\n  "tree": \n}\n')
+    (tmp_path / "a.luau").write_text("print(1)\n")
+    proc = run(["check", str(tmp_path / "a.luau")])
+    assert proc.returncode == 2
+    err = proc.stderr.decode()
+    assert "default.project.json:4:1: invalid JSON" in err
+
+
+def test_project_shape_error_exit_2(tmp_path):
+    (tmp_path / "default.project.json").write_text('{\n  "name": "x",\n  "tree": {"A": {"$path": 5}}\n}\n')
+    (tmp_path / "a.luau").write_text("print(1)\n")
+    proc = run(["check", str(tmp_path / "a.luau")])
+    assert proc.returncode == 2
+    assert "default.project.json" in proc.stderr.decode()
+
+
+def test_missing_path_is_usage_error():
+    proc = run(["check", "does/not/exist.luau"])
+    assert proc.returncode == 2
+    assert "no such file" in proc.stderr.decode()
+
+
+def test_index_prints_tree_with_open_nodes():
+    proc = run(["index", "--project", str(PLACE)])
+    assert proc.returncode == 0
+    out = proc.stdout.decode()
+    assert "ReplicatedStorage" in out and "open" in out
+    proc = run(["index", "--project", str(PLACE), "--format", "json"])
+    tree = json.loads(proc.stdout)
+    assert tree["className"] == "DataModel"
+
+
+def test_stats_flag_counts_by_rule(capsys):
+    main(["check", str(PATCHES / "hud_todo.luau"), "--project", str(PLACE), "--stats"])
+    out = capsys.readouterr().out
+    assert "findings by rule:" in out and "placeholder" in out

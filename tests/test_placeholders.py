@@ -1,0 +1,67 @@
+"""Placeholder check: truncation markers always, TODO/FIXME by mode, varargs never."""
+
+from __future__ import annotations
+
+import pytest
+
+from luaguard.engine import Engine
+from luaguard.findings import Severity
+
+
+def lint(src: str, mode: str = "editor"):
+    return [f for f in Engine().lint_text(src, "x.luau", mode=mode) if f.rule == "placeholder"]
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        "local x = 1\n-- ... rest of code\n",
+        "local x = 1\n-- rest of the implementation here\n",
+        "-- your code here\n",
+        "-- implement this\n",
+        "-- <placeholder>\n",
+        "-- (existing code unchanged)\n",
+        "-- same as before\n",
+        "--[[ ... ]]\n",
+        "-- ...\n",
+        "function f()\n  ...\nend\n",
+        "local t = {\n  a = 1,\n  ...\n}\n",
+        "if x then\n  ...\nend\n",
+    ],
+)
+def test_truncation_markers_are_errors_in_every_mode(src):
+    for mode in ("editor", "patch"):
+        found = lint(src, mode)
+        assert len(found) == 1, (mode, src)
+        assert found[0].severity is Severity.ERROR
+
+
+def test_todo_is_warning_in_editor_and_error_in_patch():
+    src = "local x = 1 -- TODO: handle nil\n-- FIXME later\n"
+    editor = lint(src, "editor")
+    patch = lint(src, "patch")
+    assert [f.severity for f in editor] == [Severity.WARNING, Severity.WARNING]
+    assert [f.severity for f in patch] == [Severity.ERROR, Severity.ERROR]
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        "local function f(...) return ... end",
+        "local function f(...)\n  local t = {...}\n  print(select('#', ...))\nend",
+        "local function f(...)\n  g(\n    ...\n  )\nend",
+        "type F<T...> = (T...) -> ()",
+        "local s = 'TODO: this is data, not a comment'",
+        "local s = '-- rest of code'",
+        "-- Loading... please wait\nlocal x = 1",
+        "--!strict\nlocal x = 1",
+        "local todo = 'x' -- a todo list item",
+    ],
+)
+def test_not_placeholders(src):
+    assert lint(src, "patch") == []
+
+
+def test_statement_ellipsis_supersedes_the_vararg_syntax_error():
+    found = Engine().lint_text("local function f()\n  ...\nend\n", "x.luau")
+    assert [f.rule for f in found] == ["placeholder"]

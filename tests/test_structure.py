@@ -1,0 +1,117 @@
+"""Structure check: brackets and blocks, Luau-style messages, no false errors."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from luaguard.luau.lexer import tokenize
+from luaguard.luau.mutate import mutate
+from luaguard.luau.structure import UNBALANCED_BRACKET, UNCLOSED_BLOCK, analyze_structure
+from luaguard.text import LineIndex
+
+SAMPLES = Path(__file__).resolve().parent.parent / "samples" / "place"
+
+
+def problems(src: str):
+    return analyze_structure(tokenize(src).tokens, LineIndex(src))
+
+
+def line_of(src: str, offset: int) -> int:
+    return LineIndex(src).position(offset).line + 1
+
+
+VALID = [
+    "local x = if a then b else c",
+    "local x = if a then (if b then 1 else 2) else 3",
+    "local x = if a then if b then 1 else 2 else 3",
+    "if a then x = if b then 1 else 2 else y = 3 end",
+    "return if a then b elseif c then d else e",
+    "for k in if t then pairs(t) else ipairs({}) do end",
+    "while f(function() return true end) do end",
+    "for i = 1, (function() return 3 end)() do end",
+    "type function f(t) return t end",
+    "local s = `a {if x then '{' else '}'} b {({})}`",
+    "local t = { [1] = {}, f = function() end }",
+    "repeat local done = true until done",
+    "local f = function(...) return ... end",
+    "type T = { a: number, b: { c: string } }",
+    "declare function foo(x: number): ()",
+]
+
+
+@pytest.mark.parametrize("src", VALID)
+def test_valid_code_has_no_problems(src):
+    assert problems(src) == []
+
+
+def test_samples_are_clean():
+    for f in sorted(SAMPLES.rglob("*.luau")):
+        src = f.read_text(encoding="utf-8")
+        assert problems(src) == [], f
+
+
+def test_missing_paren_message_names_opener():
+    src = "local function f()\n  print(1\nend\n"
+    [p] = problems(src)
+    assert p.rule == UNBALANCED_BRACKET
+    assert p.message == "Expected ')' (to close '(' at line 2), got 'end'"
+    assert line_of(src, p.start) == 2
+
+
+def test_missing_end_at_eof():
+    src = "local x = 1\nlocal function f()\n  return x\n"
+    [p] = problems(src)
+    assert p.rule == UNCLOSED_BLOCK
+    assert p.message == "Expected 'end' (to close 'function' at line 2), got <eof>"
+
+
+def test_missing_inner_end_points_at_the_misindented_block():
+    src = (
+        "local function outer()\n"
+        "\tif ok then\n"
+        "\t\treturn 1\n"
+        "end\n"
+        "\n"
+        "local function later()\n"
+        "\tprint(2)\n"
+        "end\n"
+    )
+    [p] = problems(src)
+    assert p.rule == UNCLOSED_BLOCK
+    assert line_of(src, p.start) == 2  # the `then` whose `end` is missing
+    assert "did you forget to close 'then' at line 2?" in p.message
+
+
+def test_wrong_closer_reported_once():
+    src = "local t = table.freeze({ 1, 2 ])"
+    ps = problems(src)
+    assert len(ps) == 1
+    assert ps[0].message == "Expected '}' (to close '{' at column 24), got ']'"
+
+
+def test_stray_closer():
+    [p] = problems("print(1))")
+    assert p.message == "Unexpected ')' with no matching '('"
+
+
+def test_repeat_needs_until():
+    [p] = problems("repeat\n  x()\n")
+    assert p.message == "Expected 'until' (to close 'repeat' at line 1), got <eof>"
+
+
+def test_deleting_any_closer_is_flagged_in_samples():
+    """The acceptance experiment over the samples: delete one random closer per file."""
+    rng = random.Random(2024)
+    total = flagged = 0
+    for f in sorted(SAMPLES.rglob("*.luau")):
+        src = f.read_text(encoding="utf-8")
+        for _ in range(5):
+            m = mutate(src, rng, kinds=("delete_closer",))
+            assert m is not None
+            total += 1
+            flagged += bool(problems(m.text))
+    assert total >= 100
+    assert flagged / total >= 0.99

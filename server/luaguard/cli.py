@@ -1,4 +1,4 @@
-"""Command-line front end: ``luaguard check | index | serve``.  No check logic lives
+"""Command-line front end: ``luaguard check | index | validate | serve``.  No check logic lives
 here: every command calls the :class:`~luaguard.engine.Engine` or another engine module.
 
 Exit codes: 0 no error-severity finding, 1 at least one, 2 usage or configuration error.
@@ -15,33 +15,17 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from . import __version__
-from .config import ConfigError, Settings, find_config, load_config
+from .config import Settings
 from .findings import Finding, Severity
+from .workspace import find_project_root, read_project_settings
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
-PROJECT_MARKERS = ("luaguard.toml", "default.project.json", "sourcemap.json")
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "Packages", "DevPackages", "ServerPackages", "__pycache__"})
 
 
 class UsageError(Exception):
     """A bad command line or configuration: printed as ``luaguard: error: ...``, exit 2."""
-
-
-def find_project_root(start: Path) -> Path | None:
-    """The nearest directory at or above ``start`` holding a ``luaguard.toml``, a
-    ``*.project.json`` or a ``sourcemap.json``; ``None`` if there is none."""
-    start = start.resolve()
-    if start.is_file():
-        start = start.parent
-    for d in (start, *start.parents):
-        try:
-            names = os.listdir(d)
-        except OSError:
-            continue
-        if any(n in PROJECT_MARKERS or n.endswith(".project.json") for n in names):
-            return d
-    return None
 
 
 def load_settings(root: Path | None, err: Callable[[str], None]) -> Settings:
@@ -50,21 +34,12 @@ def load_settings(root: Path | None, err: Callable[[str], None]) -> Settings:
     Raises :class:`UsageError` for a config file that is not valid TOML; invalid values
     are reported through ``err`` and replaced by defaults.
     """
-    if root is None:
-        return Settings()
-    path = root / "luaguard.toml"
-    if not path.is_file():
-        found = find_config(root)
-        if found is None:
-            return Settings()
-        path = found
-    try:
-        settings, problems = load_config(path)
-    except ConfigError as exc:
-        raise UsageError(str(exc)) from exc
-    for p in problems:
+    result = read_project_settings(root)
+    if result.error:
+        raise UsageError(result.error)
+    for p in result.problems:
         err(f"warning: {p}")
-    return settings
+    return result.settings
 
 
 def make_engine(args: argparse.Namespace, err: Callable[[str], None], first_path: Path | None = None):
@@ -81,9 +56,13 @@ def make_engine(args: argparse.Namespace, err: Callable[[str], None], first_path
     else:
         root = find_project_root(first_path or Path.cwd())
     settings = load_settings(root, err)
-    if getattr(args, "patch", False):
-        from dataclasses import replace
+    from dataclasses import replace
 
+    if getattr(args, "project_file", None):
+        settings = replace(settings, project_file=args.project_file, sourcemap_file=None)
+    elif getattr(args, "sourcemap", None):
+        settings = replace(settings, sourcemap_file=args.sourcemap, project_file=None)
+    if getattr(args, "patch", False):
         settings = replace(settings, placeholder_mode="patch")
     engine = Engine(root, settings)
     if root is not None:
@@ -165,6 +144,8 @@ def print_stats(stats: Counter, out) -> None:
 # -- commands -----------------------------------------------------------------------
 def cmd_check(args: argparse.Namespace) -> int:
     err = lambda msg: print(msg, file=sys.stderr)  # noqa: E731
+    if getattr(args, "diff", None) is not None:
+        return _check_diff(args, err)
     paths = list(args.paths)
     first = Path(paths[0]) if paths and paths[0] != "-" else None
     engine = make_engine(args, err, first)
@@ -205,6 +186,79 @@ def cmd_check(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if any(f.severity is Severity.ERROR for f in findings) else EXIT_OK
 
 
+def _read_input(name: str, what: str) -> bytes:
+    if name == "-":
+        return sys.stdin.buffer.read()
+    try:
+        return Path(name).read_bytes()
+    except OSError as exc:
+        raise UsageError(f"{name}: cannot read {what}: {exc.strerror or exc}") from exc
+
+
+def _check_diff(args: argparse.Namespace, err: Callable[[str], None]) -> int:
+    """``luaguard check --diff FILE|-``: apply a unified diff in memory and lint the result."""
+    from .toolcalls.api import patch_report
+
+    if args.paths:
+        raise UsageError("--diff takes no PATHS (the diff names its files)")
+    data = _read_input(args.diff, "diff")
+    first = Path(args.diff) if args.diff != "-" else None
+    engine = make_engine(args, err, first if args.project is None and first is not None else None)
+    if engine.root is None:
+        raise UsageError("--diff needs a project (pass --project DIR)")
+    report = patch_report(engine, args.stdin_filename, diff=data.decode("utf-8", errors="replace"))
+    findings = report.findings
+    if args.format == "json":
+        json.dump([f.to_json() for f in findings], sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        for f in findings:
+            print(format_text(f))
+        print(summary_line(findings, len({f.path for f in report.files} | {f.file for f in findings if f.file})))
+    if args.stats:
+        print_stats(engine.stats, sys.stderr if args.format == "json" else sys.stdout)
+    return EXIT_FINDINGS if any(f.severity is Severity.ERROR for f in findings) else EXIT_OK
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    """``luaguard validate [FILE|-]``: one result per call (JSON lines by default)."""
+    from .toolcalls.api import check_calls, stats
+    from .toolcalls.schemas import ToolSchemaError
+
+    err = lambda msg: print(msg, file=sys.stderr)  # noqa: E731
+    data = _read_input(args.file, "tool calls")
+    engine = make_engine(args, err)
+    try:
+        results = check_calls(engine, data, extra_tool_files=args.tools or ())
+    except ToolSchemaError as exc:
+        raise UsageError(str(exc)) from exc
+    from .toolcalls.api import toolset
+
+    for problem in toolset(engine, args.tools or ()).problems:
+        err(f"warning: {problem}")
+    if args.format == "json":
+        json.dump([r.to_json() for r in results], sys.stdout, indent=2, ensure_ascii=False)
+        sys.stdout.write("\n")
+    elif args.format == "text":
+        for r in results:
+            where = f"line {r.record.line}" if r.record.line else f"call {r.record.index + 1}"
+            print(f"{where}: {r.tool or r.record.name!s}: {'valid' if r.valid else 'INVALID'}")
+            for p in r.errors:
+                print(f"    error[{p.code}] {p.field + ': ' if p.field else ''}{p.message}")
+            for p in r.warnings:
+                print(f"    warning[{p.code}] {p.field + ': ' if p.field else ''}{p.message}")
+            print(f"    feedback: {r.feedback}")
+    else:
+        for r in results:
+            print(json.dumps(r.to_json(), ensure_ascii=False))
+    if args.stats:
+        out = sys.stderr if args.format != "text" else sys.stdout
+        counts = stats(engine)["toolcalls"]
+        print(f"calls: {counts['calls']} ({counts['valid']} valid, {counts['invalid']} invalid)", file=out)
+        print_stats(engine.stats, out)
+    return EXIT_FINDINGS if any(not r.valid for r in results) else EXIT_OK
+
+
 def cmd_index(args: argparse.Namespace) -> int:
     err = lambda msg: print(msg, file=sys.stderr)  # noqa: E731
     engine = make_engine(args, err)
@@ -228,6 +282,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _project_file_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--project-file", metavar="NAME", help="Rojo project file in the project root (default: default.project.json)")
+    g.add_argument("--sourcemap", metavar="NAME", help="read this sourcemap.json instead of a Rojo project file")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="luaguard", description="Guard-rails for AI-written Roblox (Luau) code.")
     parser.add_argument("--version", action="version", version=f"luaguard {__version__}")
@@ -236,14 +296,29 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("check", help="lint Luau files, a directory, or stdin")
     p.add_argument("paths", nargs="*", metavar="PATHS", help="files or directories ('-' = stdin); default: every script the project maps")
     p.add_argument("--project", metavar="DIR", help="project root (default: found above the first path)")
+    _project_file_options(p)
     p.add_argument("--stdin-filename", metavar="NAME", help="project file the stdin text is meant for (so `script` resolves)")
     p.add_argument("--patch", action="store_true", help="patch mode: the code is an AI proposal (TODO/FIXME are errors)")
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument("--stats", action="store_true", help="print counts of findings by rule")
+    p.add_argument("--diff", metavar="FILE", help="apply a unified diff ('-' = stdin) in memory and lint the changed "
+                                                  "regions; --stdin-filename names the file of header-less hunks")
     p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser("validate", help="validate AI tool calls, plans or OpenAI tool_calls messages")
+    p.add_argument("file", nargs="?", default="-", metavar="FILE",
+                   help="one call, an array, JSONL, an OpenAI message or a plan ('-' = stdin, the default)")
+    p.add_argument("--project", metavar="DIR", help="project root (default: found above the current directory)")
+    p.add_argument("--tools", metavar="FILE", action="append",
+                   help="extra tool schemas (OpenAI tools or MCP tools/list JSON); repeatable")
+    p.add_argument("--format", choices=("jsonl", "json", "text"), default="jsonl",
+                   help="jsonl: one result object per line (default); json: one array; text: for people")
+    p.add_argument("--stats", action="store_true", help="print counts of calls and of findings by rule (stderr for JSON)")
+    p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser("index", help="print the project's instance tree")
     p.add_argument("--project", metavar="DIR", help="project root (default: found above the current directory)")
+    _project_file_options(p)
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.set_defaults(func=cmd_index)
 

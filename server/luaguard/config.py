@@ -19,6 +19,17 @@ Both sources use the same keys (the LSP client may send camelCase: ``projectFile
     model = "/path/to/model"                # default: the model shipped with luaguard
     min_confidence = 0.7
     max_tokens = 64
+
+    [toolcalls]
+    min_confidence = 0.7                    # calls with a lower "confidence" are rejected
+    tools_file = "tools.json"               # OpenAI `tools` or MCP `tools/list` JSON
+    replace_builtin = false                 # true: only the user's tools exist
+    max_content_bytes = 524288              # larger script content is rejected unchecked
+    aliases = { list_files = "get_project_structure" }
+
+    [[toolcalls.tools]]                     # inline tool definitions (same shapes)
+    name = "spawn_npc"
+    parameters = { type = "object", properties = { parent = { type = "string", "x-luaguard" = "parent_path" } }, required = ["parent"] }
 """
 
 from __future__ import annotations
@@ -56,11 +67,21 @@ class CompletionSettings:
 
 @dataclass(frozen=True, slots=True)
 class ToolCallSettings:
-    """Tool-call validation settings (``tools_file``: JSON with extra tool schemas)."""
+    """Tool-call validation settings.
+
+    ``tools_file``: JSON with extra tool schemas (OpenAI ``tools`` or MCP ``tools/list``),
+    relative to the project root; ``tools``: tool definitions written inline as
+    ``[[toolcalls.tools]]`` tables; ``replace_builtin``: use only the user's tools;
+    ``aliases``: invented tool name -> real tool, for "did you mean";
+    ``max_content_bytes``: larger script content in a call is rejected unchecked.
+    """
 
     min_confidence: float = 0.7
     tools_file: str | None = None
     aliases: tuple[tuple[str, str], ...] = ()
+    tools: tuple[dict, ...] = ()
+    replace_builtin: bool = False
+    max_content_bytes: int = 512 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,6 +229,9 @@ def _section(cls: type, base: Any, value: Any, source: str, name: str, problems:
         if k == "aliases":
             if isinstance(v, dict) and all(isinstance(a, str) and isinstance(b, str) for a, b in v.items()):
                 v, ok = tuple(sorted(v.items())), True
+        elif k == "tools":
+            if isinstance(v, list) and all(isinstance(t, dict) for t in v):
+                v, ok = tuple(v), True
         elif isinstance(default, bool):
             ok = isinstance(v, bool)
         elif isinstance(default, float):

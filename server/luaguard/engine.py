@@ -14,9 +14,12 @@ Inline suppression (selene's style):
 
 from __future__ import annotations
 
+import gc
+import logging
 import os
 import re
 from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
@@ -33,6 +36,25 @@ from .text import LineIndex, decode_source
 LUAU_SUFFIXES = (".luau", ".lua")
 
 _ALLOW = re.compile(r"luaguard:\s*allow\(([^)]*)\)")
+INTERNAL_ERROR = "internal_error"
+log = logging.getLogger("luaguard")
+
+
+@contextmanager
+def _gc_paused():
+    """Pause the cyclic garbage collector while a file is analysed.
+
+    Tokens and AST nodes are allocated by the hundred thousand and none of them form
+    cycles that outlive the analysis; without the pause, collections scan the growing
+    heap again and again and analysis time grows faster than the file.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def default_checks() -> list:
@@ -104,6 +126,7 @@ class Engine:
         self.checks = default_checks()
         self.stats: Counter[str] = Counter()
         self.runtime_names = RuntimeNames(self._script_files, _read_text)
+        self._project_globals: frozenset[str] | None = None
 
     # -- project -----------------------------------------------------------------
     @property
@@ -125,6 +148,7 @@ class Engine:
         self._project_loaded = True
         self.project_error = None
         self._project = None
+        self._project_globals = None
         self.runtime_names.invalidate()
         if self.root is None:
             return
@@ -165,6 +189,20 @@ class Engine:
         """Every ``.lua``/``.luau`` file the project maps (sorted)."""
         return sorted(set(self._script_files()))
 
+    def extra_globals(self, path: str | Path | None) -> frozenset[str]:
+        """Globals defined outside the file: the ``extra_globals`` setting, the project's
+        selene std files and definition files, and TestEZ's globals in ``*.spec`` files."""
+        if self._project_globals is None:
+            from .project.globals import project_globals
+
+            self._project_globals = project_globals(self.root) if self.root is not None else frozenset()
+        names = self._project_globals | frozenset(self.settings.extra_globals)
+        if path is not None and str(path).endswith((".spec.lua", ".spec.luau")):
+            from .project.globals import TESTEZ_GLOBALS
+
+            names |= TESTEZ_GLOBALS
+        return names
+
     # -- linting -----------------------------------------------------------------
     def make_context(self, text: str, path: str | Path | None = None, *, mode: str | None = None) -> CheckContext:
         """Tokenize and parse ``text`` and gather what checks need about ``path``."""
@@ -182,11 +220,12 @@ class Engine:
             project=project,
             scripts=scripts,
             runtime_names=_with_own_names(self.runtime_names.names, text),
-            options={"extra_globals": self.settings.extra_globals},
+            options={"extra_globals": self.extra_globals(rel if rel is not None else path)},
         )
         from .luau.parser import parse
 
-        ctx.ast = parse(text, lex)
+        declarations = str(path or "").endswith((".d.lua", ".d.luau"))
+        ctx.ast = parse(text, lex, declarations=declarations, lines=lines)
         return ctx
 
     def lint_text(self, text: str, path: str | Path | None = None, *, mode: str | None = None) -> list[Finding]:
@@ -194,10 +233,18 @@ class Engine:
 
         ``mode`` is ``"editor"`` or ``"patch"`` (default: the ``placeholder_mode``
         setting).  Findings are sorted by position; ``file`` is set to ``path`` as
-        given.  Never raises on any text.
+        given.  Never raises on any text: an internal failure of the front end or of a
+        check becomes an ``internal_error`` finding and the other checks still run.
         """
-        ctx = self.make_context(text, path, mode=mode)
-        return self.run_checks(ctx, display_path=str(path) if path is not None else None)
+        display = str(path) if path is not None else None
+        with _gc_paused():
+            try:
+                ctx = self.make_context(text, path, mode=mode)
+            except Exception as exc:  # pragma: no cover - a bug, reported not raised
+                log.exception("luaguard: failed to read %s", display)
+                f = _file_problem(display or "-", INTERNAL_ERROR, f"luaguard could not analyse this file: {exc!r}")
+                return [f]
+            return self.run_checks(ctx, display_path=display)
 
     def run_checks(self, ctx: CheckContext, display_path: str | None = None) -> list[Finding]:
         """Run every enabled check on a prepared context."""
@@ -206,7 +253,12 @@ class Engine:
         for check in self.checks:
             if not any(settings.rule(r).enabled for r in check.rules):
                 continue
-            for f in check.check(ctx):
+            try:
+                found = check.check(ctx)
+            except Exception as exc:  # a bug in one check must not hide the others
+                log.exception("luaguard: check %s failed", type(check).__name__)
+                found = [_file_problem(display_path or "-", INTERNAL_ERROR, f"{type(check).__name__} failed: {exc!r}", Severity.WARNING)]
+            for f in found:
                 rs = settings.rule(f.rule)
                 if not rs.enabled:
                     continue

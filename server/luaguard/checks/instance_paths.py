@@ -25,10 +25,9 @@ from rapidfuzz.distance import OSA
 
 from ..findings import Finding, Severity
 from ..fuzzy import best_fix, rank
-from ..luau import ast as A
 from ..project.tree import Instance, is_identifier
 from .base import CheckContext
-from .resolve import Miss, Resolver
+from .resolve import Miss, resolver_for
 
 UNKNOWN_INSTANCE = "unknown_instance"
 UNKNOWN_SERVICE = "unknown_service"
@@ -36,24 +35,6 @@ LIKELY_UNKNOWN_INSTANCE = "likely_unknown_instance"
 
 TYPO_SCORE = 80.0
 _MAX_LISTED = 8
-
-_EVALUATED = (A.ExprIndexName, A.ExprIndexExpr, A.ExprCall)
-
-
-def resolver_for(ctx: CheckContext) -> Resolver | None:
-    """The file's :class:`Resolver` (shared by the checks of one lint run), or ``None``
-    without a project or AST."""
-    if ctx.project is None or ctx.ast is None:
-        return None
-    cached = ctx.options.get("_resolver")
-    if cached is None:
-        cached = Resolver(ctx.project, ctx.scripts, ctx.runtime_names())
-        for node in A.walk(ctx.ast.body):
-            if isinstance(node, _EVALUATED):
-                cached.value(node)
-        ctx.options["_resolver"] = cached
-    return cached
-
 
 class InstancePathCheck:
     """Reports the misses the resolver found (see the module docstring)."""
@@ -66,6 +47,8 @@ class InstancePathCheck:
             return []
         out: list[Finding] = []
         for miss in resolver.misses:
+            if miss.kind not in ("child", "open_child", "service"):
+                continue  # members and enums: unknown_member
             f = self._finding(ctx, miss)
             if f is not None:
                 out.append(f)

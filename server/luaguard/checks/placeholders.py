@@ -17,7 +17,6 @@ from __future__ import annotations
 import re
 
 from ..findings import Finding, Severity
-from ..luau import ast as A
 from ..luau import lexer as L
 from ..luau.structure import EXPRESSION_PRECEDERS
 from .base import CheckContext
@@ -145,21 +144,9 @@ class PlaceholderCheck:
 
 def _declared_varargs(ctx: CheckContext) -> set[int]:
     """Offsets of ``...`` expressions inside functions that declare ``...``."""
-    out: set[int] = set()
     if ctx.ast is None:
-        return out
-    stack: list[tuple[A.Node, bool]] = [(ctx.ast.body, False)]
-    while stack:
-        node, vararg = stack.pop()
-        if type(node) is A.ExprVarargs:
-            if vararg:
-                out.add(node.start)
-            continue
-        if type(node) is A.ExprFunction:
-            vararg = node.vararg
-        for child in A.children(node):
-            stack.append((child, vararg))
-    return out
+        return set()
+    return {offset for offset, declared in ctx.ast.varargs if declared}
 
 
 def _line_break_between(text: str, a: int, b: int) -> bool:

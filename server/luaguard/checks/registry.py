@@ -11,9 +11,16 @@ def all_checks() -> list:
     from .structure import LexicalCheck, StructureCheck
     from .syntax import SyntaxCheck
 
+    from .deprecated_api import DeprecatedApiCheck
     from .instance_paths import InstancePathCheck
+    from .undefined_variable import UndefinedVariableCheck
+    from .unknown_class import UnknownClassCheck
+    from .unknown_member import UnknownMemberCheck
 
-    return [LexicalCheck(), StructureCheck(), SyntaxCheck(), PlaceholderCheck(), InstancePathCheck()]
+    return [
+        LexicalCheck(), StructureCheck(), SyntaxCheck(), PlaceholderCheck(), InstancePathCheck(),
+        UndefinedVariableCheck(), UnknownClassCheck(), UnknownMemberCheck(), DeprecatedApiCheck(),
+    ]
 
 
 def rule_ids() -> dict[str, Severity]:

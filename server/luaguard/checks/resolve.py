@@ -16,7 +16,15 @@ follows Roblox's indexing rules:
   ``:FindFirstChild("Name", true)`` (breadth-first descendant search),
   ``:FindFirstAncestor("Name")``, ``game:GetService("Service")`` / ``FindService``.
 
-Every step that names a child that cannot exist is recorded as a :class:`Miss`; the
+Values of a certain class come from ``Instance.new("Part")``, ``:Clone()``,
+``:FindFirstChildOfClass("Humanoid")``, properties typed with a class
+(``workspace.CurrentCamera``), parameters and locals annotated with a class, type
+assertions ``x :: Part``; data type values from constructors (``Vector3.new``); enums
+from ``Enum.X``.  On those, a name that is no member is a miss when it is a near miss of a
+member (the API data lacks some engine-internal members, so absence alone is not
+enough); data types and enums are complete, so any unknown name there is a miss.
+
+Every step that names something that cannot exist is recorded as a :class:`Miss`; the
 step's value is then unknown, so one mistake is reported once.  A name is not a miss
 when the parent is open, or when the project creates it at run time (see
 :mod:`luaguard.checks.runtime_names`).
@@ -26,6 +34,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..fuzzy import rank
 from ..luau import ast as A
 from ..project.tree import Instance
 
@@ -34,22 +43,34 @@ _SERVICE_LOOKUPS = frozenset({"GetService", "FindService"})
 _ALIAS_GLOBALS = {"workspace": "Workspace", "Workspace": "Workspace"}
 
 
+def _nodes_value(nodes: tuple[Instance, ...]) -> Value:
+    cls = nodes[0].class_name if all(n.class_name == nodes[0].class_name for n in nodes) else None
+    return Value(nodes, cls)
+
+
 @dataclass(frozen=True, slots=True)
 class Value:
     """An abstract value.
 
     ``nodes``: project tree nodes the expression certainly is one of (all of them are
     checked; a child is missing only if it is missing under every one).
-    ``class_name``: the certain class of the instance when known (the nodes' class, or
-    e.g. ``"Part"`` for ``Instance.new("Part")``).
+    ``class_name``: the certain class of the instance (the nodes' class, or e.g.
+    ``"Part"`` for ``Instance.new("Part")`` or a parameter annotated ``: Part``).
+    ``fresh``: a new instance this code made (``Instance.new``, ``:Clone()``): it has no
+    children but those the code adds.  ``datatype``: a Roblox data type value
+    (``Vector3.new(...)``).  ``enum``: ``""`` for the ``Enum`` global, ``"Material"``
+    for ``Enum.Material``.
     """
 
     nodes: tuple[Instance, ...] = ()
     class_name: str | None = None
+    fresh: bool = False
+    datatype: str | None = None
+    enum: str | None = None
 
     @property
     def known(self) -> bool:
-        return bool(self.nodes) or self.class_name is not None
+        return bool(self.nodes) or self.class_name is not None or self.datatype is not None or self.enum is not None
 
 
 UNKNOWN = Value()
@@ -57,17 +78,26 @@ UNKNOWN = Value()
 
 @dataclass(frozen=True, slots=True)
 class Miss:
-    """A path step that names something that does not exist.
+    """A step that names something that does not exist.
 
-    ``kind`` is ``"child"`` (``unknown_instance``: the parent is closed), ``"open_child"``
-    (the parent is open, so the name may exist at run time: reported only as a likely
-    typo) or ``"service"`` (``unknown_service``).  ``parents`` are the nodes searched; ``name`` what was asked
-    for; ``start``/``end`` the offsets of the name as written (the identifier, or the
-    string literal *including* its quotes); ``form`` is ``"dot"``, ``"bracket"``,
-    ``"call"`` (an argument of ``WaitForChild``/``FindFirstChild``/``GetService``);
-    ``dot_start`` is the offset of the ``.`` for the dot form (so a fix can switch to
-    ``["..."]``); ``lookup`` names the method for call forms; ``descendant`` is set for
-    ``FindFirstChild(name, true)`` and ``ancestor`` for ``FindFirstAncestor``.
+    ``kind``:
+
+    * ``"child"`` — no such child under a closed node (``unknown_instance``);
+    * ``"open_child"`` — not in the project under an open node, so it may exist at run
+      time (reported only when it looks like a typo);
+    * ``"service"`` — ``GetService`` of a name that is no service (``unknown_service``);
+    * ``"member"`` — no such property, method or event on a value of a certain class
+      or data type (``unknown_member``); ``owner`` names the class;
+    * ``"enum"`` / ``"enum_item"`` — ``Enum.X`` / ``Enum.X.Y`` that does not exist.
+
+    ``parents`` are the nodes searched; ``name`` what was asked for; ``start``/``end``
+    the offsets of the name as written (the identifier, or the string literal *including*
+    its quotes); ``form`` is ``"dot"``, ``"bracket"``, ``"call"`` (an argument of
+    ``WaitForChild``/``FindFirstChild``/``GetService``) or ``"method"``; ``dot_start`` is
+    the offset of the ``.`` for the dot form; ``lookup`` names the method for call forms;
+    ``descendant`` is set for ``FindFirstChild(name, true)``, ``ancestor`` for
+    ``FindFirstAncestor``; ``candidates`` are the names a suggestion is chosen from when
+    they are not the parents' children (members, enum items).
     """
 
     kind: str
@@ -80,6 +110,9 @@ class Miss:
     lookup: str = ""
     descendant: bool = False
     ancestor: bool = False
+    owner: str = ""
+    candidates: tuple[str, ...] = ()
+    certain: bool = True
 
 
 #: Containers whose contents the engine copies to each player or character at run time,
@@ -139,22 +172,39 @@ def _character(project, scripts: Instance) -> Instance:
     return character
 
 
+#: Data types whose ``X.new(...)`` (and these other constructors) certainly return an X.
+_DATATYPE_CONSTRUCTORS = {
+    "Color3": ("new", "fromRGB", "fromHSV", "fromHex"),
+    "CFrame": ("new", "Angles", "lookAt", "fromEulerAnglesXYZ", "fromEulerAnglesYXZ", "fromOrientation", "fromAxisAngle", "fromMatrix"),
+    "UDim2": ("new", "fromScale", "fromOffset"),
+}
+#: A near miss of a member scores at least this (see :mod:`luaguard.fuzzy`).
+MEMBER_TYPO_SCORE = 75.0
+
+
 @dataclass
 class Resolver:
-    """Evaluates the expressions of one file against a project index.
+    """Evaluates the expressions of one file.
 
-    ``project`` is the :class:`~luaguard.project.index.ProjectIndex`; ``scripts`` the
-    instances the file maps to; ``runtime_names`` names created at run time.  Results
-    are memoised per node; :attr:`misses` collects the missing steps in evaluation order.
+    ``project`` is the :class:`~luaguard.project.index.ProjectIndex` (``None`` for a
+    loose file: only class-level facts are known); ``api`` the Roblox API facts;
+    ``scripts`` the instances the file maps to; ``runtime_names`` names created at run
+    time.  Results are memoised per node; :attr:`misses` collects the missing steps in
+    evaluation order.
     """
 
     project: object
     scripts: list[Instance]
     runtime_names: frozenset[str] = frozenset()
+    api: object = None
     misses: list[Miss] = field(default_factory=list)
     _memo: dict[int, Value] = field(default_factory=dict)
     _locals: dict[int, Value] = field(default_factory=dict)
     _in_progress: set[int] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        if self.api is None and self.project is not None:
+            self.api = self.project.api
 
     # -- entry points ------------------------------------------------------------------
     def value(self, expr: A.Expr) -> Value:
@@ -167,19 +217,32 @@ class Resolver:
 
     def local_value(self, local: A.Local) -> Value:
         """The value a local certainly holds: its initial value when it is never
-        reassigned, else unknown."""
+        reassigned (a parameter or local annotated with a class is of that class), else
+        unknown."""
         key = id(local)
         v = self._locals.get(key)
         if v is not None:
             return v
-        if local.assignments or local.value is None or local.kind not in ("local",) or key in self._in_progress:
-            v = UNKNOWN
-        else:
-            self._in_progress.add(key)
-            v = self.value(local.value)
-            self._in_progress.discard(key)
+        v = UNKNOWN
+        if not local.assignments and key not in self._in_progress:
+            if local.annotation is not None:
+                # The developer's annotation wins: `: Part` is a Part, `: any` opts out.
+                if local.kind in ("local", "param"):
+                    v = self._annotated(local.annotation)
+            elif local.kind == "local" and local.value is not None:
+                self._in_progress.add(key)
+                v = self.value(local.value)
+                self._in_progress.discard(key)
         self._locals[key] = v
         return v
+
+    def _annotated(self, annotation) -> Value:
+        """The value an annotation certainly describes: ``Part`` (not ``Part?``) is a Part."""
+        if type(annotation) is A.TypeReference and annotation.prefix is None and not annotation.has_params:
+            name = annotation.name
+            if self.api is not None and self.api.has_class(name):
+                return Value(class_name=name)
+        return UNKNOWN
 
     # -- evaluation --------------------------------------------------------------------
     def _eval(self, expr: A.Expr) -> Value:
@@ -188,9 +251,9 @@ class Resolver:
             if expr.op != ".":
                 return UNKNOWN  # a method reference without a call
             base = self.value(expr.obj)
-            if not base.nodes:
+            if not base.known:
                 return UNKNOWN
-            return self._child(base, expr.name, expr.name_start, expr.name_end, "dot", dot_start=expr.name_start - 1)
+            return self._index(base, expr.name, expr.name_start, expr.name_end, "dot", expr.name_start - 1)
         if t is A.ExprGlobal:
             return self._global(expr.name)
         if t is A.ExprLocal:
@@ -206,10 +269,13 @@ class Resolver:
         if t is A.ExprGroup:
             return self.value(expr.expr)
         if t is A.ExprTypeAssertion:
-            return self.value(expr.expr)
+            self.value(expr.expr)  # still check the asserted expression itself
+            return self._annotated(expr.annotation)
         return UNKNOWN
 
     def _global(self, name: str) -> Value:
+        if name == "Enum":
+            return Value(enum="")
         project = self.project
         if project is None:
             return UNKNOWN
@@ -221,22 +287,101 @@ class Resolver:
             return Value((ws,), "Workspace") if ws is not None else UNKNOWN
         if name == "script" and self.scripts:
             nodes = tuple(runtime_node(project, n) for n in self.scripts)
-            cls = nodes[0].class_name if all(n.class_name == nodes[0].class_name for n in nodes) else None
-            return Value(nodes, cls)
+            return _nodes_value(nodes)
         return UNKNOWN
+
+    def _index(self, base: Value, name: str, start: int, end: int, form: str, dot_start: int) -> Value:
+        """``base.name``: a child, a member, an enum or an enum item."""
+        if base.nodes:
+            return self._child(base, name, start, end, form, dot_start=dot_start)
+        api = self.api
+        if base.enum is not None:
+            if base.enum == "":
+                if api.enum_items(name) is not None:
+                    return Value(enum=name)
+                if name in ("GetEnums",):
+                    return UNKNOWN
+                self.misses.append(Miss("enum", (), name, start, end, form, dot_start=dot_start, owner="Enum",
+                                        candidates=tuple(api.enums)))
+                return UNKNOWN
+            items = api.enum_items(base.enum) or ()
+            if items and name not in items and name not in ("GetEnumItems", "FromName", "FromValue"):
+                self.misses.append(Miss("enum_item", (), name, start, end, form, dot_start=dot_start,
+                                        owner=f"Enum.{base.enum}", candidates=tuple(items)))
+            return UNKNOWN
+        if base.datatype is not None:
+            if api.datatype_member(base.datatype, name) is None and api.datatype_members(base.datatype):
+                self.misses.append(Miss("member", (), name, start, end, form, dot_start=dot_start, owner=base.datatype,
+                                        candidates=tuple(api.datatype_members(base.datatype))))
+            return UNKNOWN
+        if base.class_name is not None:
+            member = api.member(base.class_name, name)
+            if member is not None:
+                return self._member_value(member)
+            if name in self.runtime_names:
+                return UNKNOWN
+            self._member_miss(base, name, start, end, form, dot_start)
+        return UNKNOWN
+
+    def _member_value(self, member) -> Value:
+        """The value of a property whose type is an instance class (``Camera``, ``Model?``)."""
+        if member.kind == "Property" and member.type:
+            cls = member.type[:-1] if member.type.endswith("?") else member.type
+            if self.api.has_class(cls):
+                return Value(class_name=cls)
+        return UNKNOWN
+
+    def _member_miss(self, base: Value, name: str, start: int, end: int, form: str, dot_start: int) -> None:
+        """Record ``name`` missing from the members of ``base``'s class.
+
+        On a fresh instance (or a method call) the miss is certain; on another instance
+        of a known class children may exist, so only a near miss of a member counts.
+        """
+        members = tuple(self.api.members(base.class_name))
+        if not members:
+            return
+        # The API data lacks some engine-internal members, so a name is reported only
+        # when it is a near miss of a real member (a typo), never for being absent alone.
+        ranked = rank(name, members, limit=1)
+        if not ranked or ranked[0][1] < MEMBER_TYPO_SCORE:
+            return
+        certain = base.fresh or form == "method"
+        self.misses.append(Miss("member", base.nodes, name, start, end, form, dot_start=dot_start,
+                                owner=base.class_name, candidates=members, certain=certain))
 
     def _call(self, call: A.ExprCall) -> Value:
         method = call.method
-        if method is None:
-            return UNKNOWN
-        base = self.value(call.func.obj)
-        if not base.nodes:
-            return UNKNOWN
         args = call.args
         first = args[0] if args else None
-        if type(first) is not A.ExprString or first.value is None:
+        literal = first.value if type(first) is A.ExprString else None
+        if method is None:
+            return self._function_call(call, literal)
+        base = self.value(call.func.obj)
+        if not base.known:
             return UNKNOWN
-        name = first.value
+        cls = base.class_name
+        if cls is not None and not any(n.class_guessed for n in base.nodes):
+            # Methods are members: `part:Destory()` is certainly wrong.
+            if self.api.member(cls, method) is None and self.api.members(cls):
+                f = call.func
+                self._member_miss(base, method, f.name_start, f.name_end, "method", -1)
+                return UNKNOWN
+        if base.datatype is not None:
+            api = self.api
+            if api.datatype_member(base.datatype, method) is None and api.datatype_members(base.datatype):
+                f = call.func
+                self.misses.append(Miss("member", (), method, f.name_start, f.name_end, "method",
+                                        owner=base.datatype, candidates=tuple(api.datatype_members(base.datatype))))
+            return UNKNOWN
+        if method == "Clone" and base.class_name is not None:
+            return Value(class_name=base.class_name, fresh=True)
+        if method in ("FindFirstChildOfClass", "FindFirstChildWhichIsA", "FindFirstAncestorOfClass", "FindFirstAncestorWhichIsA"):
+            if literal is not None and self.api.has_class(literal):
+                return Value(class_name=literal)
+            return UNKNOWN
+        if literal is None or not base.nodes:
+            return UNKNOWN
+        name = literal
         if method in _CHILD_LOOKUPS:
             recursive = (
                 method == "FindFirstChild" and len(args) > 1 and type(args[1]) is A.ExprBool and args[1].value
@@ -256,6 +401,23 @@ class Resolver:
             return self._ancestor(base, name, first)
         return UNKNOWN
 
+    def _function_call(self, call: A.ExprCall, literal: str | None) -> Value:
+        """``Instance.new("Part")`` and data type constructors such as ``Vector3.new``."""
+        func = call.func
+        if type(func) is not A.ExprIndexName or func.op != "." or type(func.obj) is not A.ExprGlobal:
+            return UNKNOWN
+        owner, name = func.obj.name, func.name
+        api = self.api
+        if api is None:
+            return UNKNOWN
+        if owner == "Instance" and name == "new":
+            if literal is not None and api.is_creatable(literal):
+                return Value(class_name=literal, fresh=True)
+            return UNKNOWN
+        if api.has_datatype(owner) and (name == "new" or name in _DATATYPE_CONSTRUCTORS.get(owner, ())):
+            return Value(datatype=owner)
+        return UNKNOWN
+
     def _child(self, base: Value, name: str, start: int, end: int, form: str, *, dot_start: int = -1, lookup: str = "", via_lookup: bool = False) -> Value:
         """Step from ``base`` to its child ``name`` (see the module docstring for the rules)."""
         project = self.project
@@ -263,6 +425,7 @@ class Resolver:
         found: list[Instance] = []
         unknown = False  # a member, or a class the API data does not know
         open_parent = False
+        member_value: Value | None = None
         for node in base.nodes:
             if not via_lookup:
                 # Members win over children on a live Instance.
@@ -275,8 +438,10 @@ class Resolver:
                 if name == "LocalPlayer" and node.class_name == "Players":
                     found.append(project.local_player())
                     continue
-                if api.member(node.class_name, name) is not None:
+                member = api.member(node.class_name, name)
+                if member is not None:
                     unknown = True
+                    member_value = self._member_value(member)
                     continue
             child = node.child(name)
             if child is None and node is project.datamodel:
@@ -288,12 +453,24 @@ class Resolver:
             elif not api.has_class(node.class_name):
                 unknown = True
         if found and not unknown and not open_parent:
-            nodes = tuple(dict.fromkeys(found))
-            cls = nodes[0].class_name if all(n.class_name == nodes[0].class_name for n in nodes) else None
-            return Value(nodes, cls)
+            return _nodes_value(tuple(dict.fromkeys(found)))
         if not found and not unknown and name not in self.runtime_names:
             kind = "open_child" if open_parent else "child"
+            cls = base.class_name
+            if not via_lookup and cls is not None and not any(n.class_guessed for n in base.nodes):
+                # A near miss of a member, closer than any child: `workspace.CurrentCamra`.
+                members = tuple(api.members(cls))
+                ranked_m = rank(name, members, limit=1)
+                if ranked_m and ranked_m[0][1] >= MEMBER_TYPO_SCORE:
+                    children = [c.name for n in base.nodes for c in n.all_children()]
+                    ranked_c = rank(name, children, limit=1)
+                    if not ranked_c or ranked_c[0][1] < ranked_m[0][1]:
+                        self.misses.append(Miss("member", base.nodes, name, start, end, form, dot_start=dot_start,
+                                                owner=cls, candidates=members))
+                        return UNKNOWN
             self.misses.append(Miss(kind, base.nodes, name, start, end, form, dot_start=dot_start, lookup=lookup))
+        if member_value is not None and not found:
+            return member_value
         return UNKNOWN
 
     def _descendant(self, base: Value, name: str, arg: A.ExprString) -> Value:
@@ -329,3 +506,26 @@ class Resolver:
             return UNKNOWN
         self.misses.append(Miss("child", base.nodes, name, arg.start, arg.end, "call", lookup="FindFirstAncestor", ancestor=True))
         return UNKNOWN
+
+
+def resolver_for(ctx) -> Resolver | None:
+    """The file's :class:`Resolver`, built once per lint run and shared by the checks
+    (``None`` when the file has no AST).  Every path look-up of the file is evaluated,
+    so :attr:`Resolver.misses` is complete."""
+    if ctx.ast is None:
+        return None
+    cached = ctx.options.get("_resolver")
+    if cached is None:
+        api = ctx.project.api if ctx.project is not None else _default_api()
+        cached = Resolver(ctx.project, ctx.scripts, ctx.runtime_names() if ctx.project is not None else frozenset(), api)
+        value = cached.value
+        for node in ctx.ast.lookups:
+            value(node)
+        ctx.options["_resolver"] = cached
+    return cached
+
+
+def _default_api():
+    from ..project.api import load_api
+
+    return load_api()

@@ -443,9 +443,6 @@ def _pascal(name: str) -> str:
     return out if is_identifier(out) and not out[0].isdigit() else "V" + out
 
 
-_SERVICE_ROOTS = ("ReplicatedStorage", "ServerScriptService", "ServerStorage", "Workspace", "StarterGui", "ReplicatedFirst", "StarterPlayer")
-
-
 class _Writer:
     """Builds one script: line buffer with indentation, locals, and path references."""
 
@@ -546,6 +543,8 @@ class _Writer:
         self.ref(node)
         rng = self.rng
         names = _names_from_root(node)
+        if names and names[0] in ("StarterPlayer", "StarterGui") and _is_ancestor(self.script.parent, node):
+            style = "script"  # copied into the player at run time: only script-relative paths hold
         # script-relative when close by
         if style is None:
             r = rng.random()
@@ -1144,7 +1143,10 @@ def _local_script(w: _Writer, g: _Gameplay) -> None:
                 w.line(f"local {gui_var} = {_index('game.Players.LocalPlayer.PlayerGui', gui.name)}")
             w.node_vars[id(gui)] = gui_var
         w.note_fact(gui)
-    mods = _requires(w, _modules(w.tree, ("ReplicatedStorage",)) + [m for m in _modules(w.tree, ("StarterPlayer",)) if m.parent is not None], 0, 2)
+    # client modules only where the script reaches them with script.Parent (StarterPlayer
+    # contents are copied into each player at run time, so absolute paths there are wrong)
+    near = [m for m in _modules(w.tree, ("StarterPlayer",)) if w.script.parent is not None and _is_ancestor(w.script.parent, m)]
+    mods = _requires(w, _modules(w.tree, ("ReplicatedStorage",)) + near, 0, 2)
     w.line()
     for var in mods:
         if rng.random() < 0.5:
@@ -1373,11 +1375,13 @@ def generate_corpus(n_scripts: int, seed: int) -> Iterator[str]:
         yield example.text
 
 
-def sample_sources(samples_dir: Path | str) -> list[tuple[str, str]]:
+def sample_sources(samples_dir: Path | str, exclude: Sequence[str] = ()) -> list[tuple[str, str]]:
     """Every ``.luau``/``.lua`` file under ``samples_dir`` as ``(relative posix path, text)``.
 
-    Sorted by path; unreadable or non-UTF-8 files are skipped; a missing directory gives
-    an empty list.  Used by the training script to add the project's own Luau text.
+    ``exclude`` names folders (at any depth) to skip - the training script skips
+    ``samples/patches``, which holds deliberately broken fixtures for the linter.  Sorted by
+    path; unreadable or non-UTF-8 files are skipped; a missing directory gives an empty
+    list.  Used by the training script to add the project's own Luau text.
     """
     root = Path(samples_dir)
     if not root.is_dir():
@@ -1385,6 +1389,8 @@ def sample_sources(samples_dir: Path | str) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     for path in sorted(root.rglob("*")):
         if path.suffix not in (".luau", ".lua") or not path.is_file():
+            continue
+        if any(part in exclude for part in path.relative_to(root).parts[:-1]):
             continue
         try:
             text = path.read_text(encoding="utf-8")

@@ -100,6 +100,8 @@ class CodeActionsFeature(Feature):
         return types.WorkspaceEdit(changes={uri: edits})
 
     async def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction]:
+        """The quick fixes for the luaguard diagnostics in ``params.context`` (other
+        sources' diagnostics are ignored; ``context.only`` is honoured)."""
         if not wants_quickfix(params.context.only):
             return []
         uri = params.text_document.uri
@@ -165,6 +167,7 @@ class CodeActionsFeature(Feature):
 
 
 def register(server) -> None:
+    """Add the code-action feature and answer ``textDocument/codeAction`` (quick fixes)."""
     feature = server.add_feature(CodeActionsFeature(server))
 
     @server.feature(

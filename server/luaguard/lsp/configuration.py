@@ -14,6 +14,7 @@ lint (default 150, 0 to 10000).
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,9 @@ from ..workspace import ProjectSettings, find_project_root, read_project_setting
 from .feature import Feature
 
 SECTION = "luaguard"
+
+#: Seconds to wait for the client to answer a request before going on without it.
+CLIENT_TIMEOUT = 5.0
 
 #: Settings whose change needs a re-index (they choose the project file).
 PROJECT_KEYS = ("project_file", "sourcemap_file")
@@ -144,10 +148,31 @@ class ConfigurationFeature(Feature):
         self._report(problems)
 
     async def on_initialized(self) -> None:
+        await self._register_for_changes()
         if not self.supports_pull:
             return
         self.client_config = await self._pull()
         await self._apply(project_changed=False)
+
+    async def _register_for_changes(self) -> None:
+        """Ask for ``didChangeConfiguration`` of our section (clients such as VS Code
+        only send it for sections a server registered)."""
+        caps = self.server.client_capabilities
+        if not get_capability(caps, "workspace.did_change_configuration.dynamic_registration", False):
+            return
+        params = types.RegistrationParams(
+            registrations=[
+                types.Registration(
+                    id="luaguard-configuration",
+                    method=types.WORKSPACE_DID_CHANGE_CONFIGURATION,
+                    register_options=types.DidChangeConfigurationRegistrationOptions(section=SECTION),
+                )
+            ]
+        )
+        try:
+            await asyncio.wait_for(self.server.client_register_capability_async(params), CLIENT_TIMEOUT)
+        except Exception as exc:  # noqa: BLE001
+            self.server.log(f"luaguard: could not register for configuration changes: {exc!r}")
 
     async def on_config_file_changed(self) -> None:
         """``luaguard.toml`` changed on disk: re-read it and re-index."""
@@ -155,6 +180,8 @@ class ConfigurationFeature(Feature):
         await self._apply(project_changed=True)
 
     async def did_change_configuration(self, params: types.DidChangeConfigurationParams) -> None:
+        """Pull the section again (or take the pushed settings from clients that cannot
+        be asked) and apply it."""
         if self.supports_pull:
             self.client_config = await self._pull()
         else:
@@ -167,11 +194,14 @@ class ConfigurationFeature(Feature):
     # -- helpers -----------------------------------------------------------------------
     async def _pull(self) -> Any:
         try:
-            result = await self.server.workspace_configuration_async(
-                types.ConfigurationParams(items=[types.ConfigurationItem(scope_uri=self.root_uri, section=SECTION)])
+            result = await asyncio.wait_for(
+                self.server.workspace_configuration_async(
+                    types.ConfigurationParams(items=[types.ConfigurationItem(scope_uri=self.root_uri, section=SECTION)])
+                ),
+                CLIENT_TIMEOUT,
             )
-        except Exception as exc:  # noqa: BLE001 - a client error must not stop us
-            self.server.log(f"luaguard: workspace/configuration failed: {exc}", types.MessageType.Warning)
+        except Exception as exc:  # noqa: BLE001 - a client error or silence must not stop us
+            self.server.log(f"luaguard: workspace/configuration failed: {exc!r}", types.MessageType.Warning)
             return self.client_config
         if isinstance(result, (list, tuple)) and result:
             value = result[0]
@@ -207,6 +237,7 @@ class ConfigurationFeature(Feature):
 
 
 def register(server) -> None:
+    """Add the configuration feature and handle ``workspace/didChangeConfiguration``."""
     feature = server.add_feature(ConfigurationFeature(server))
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)

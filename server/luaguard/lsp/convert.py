@@ -62,6 +62,7 @@ class PositionEncoder:
 
     @property
     def lines(self) -> LineIndex:
+        """The :class:`LineIndex` of the text (built on first use)."""
         if self._lines is None:
             self._lines = LineIndex(self.text)
         return self._lines
@@ -86,6 +87,7 @@ class PositionEncoder:
         return types.Position(line=pos.line, character=self.units(self.text[start:offset]))
 
     def range(self, rng: Range) -> types.Range:
+        """LSP range of the UTF-16 range ``rng``."""
         return types.Range(start=self.position(rng.start), end=self.position(rng.end))
 
     def line_end(self, line: int) -> types.Position:
@@ -115,6 +117,7 @@ class PositionEncoder:
 
 
 def lsp_severity(severity: Severity) -> types.DiagnosticSeverity:
+    """The LSP severity (same integer values as :class:`~luaguard.findings.Severity`)."""
     return types.DiagnosticSeverity(int(severity))
 
 

@@ -30,6 +30,7 @@ class Debouncer:
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
+        """The loop timers run on (the running loop, taken on first use)."""
         if self._loop is None:
             self._loop = asyncio.get_running_loop()
         return self._loop
@@ -49,6 +50,7 @@ class Debouncer:
         return True
 
     def cancel_all(self) -> None:
+        """Drop every pending call."""
         for key in list(self._handles):
             self.cancel(key)
 

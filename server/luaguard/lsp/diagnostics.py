@@ -19,7 +19,6 @@ checks found is still published.
 
 from __future__ import annotations
 
-import asyncio
 import traceback
 from dataclasses import dataclass
 
@@ -68,7 +67,6 @@ class DiagnosticsFeature(Feature):
         super().__init__(server)
         self.documents: dict[str, DocumentState] = {}
         self.debouncer = Debouncer(on_error=self._debounce_error)
-        self._tasks: set[asyncio.Task] = set()
 
     # -- document events ---------------------------------------------------------------
     def on_did_open(self, params: types.DidOpenTextDocumentParams) -> None:
@@ -116,6 +114,7 @@ class DiagnosticsFeature(Feature):
     # -- linting -----------------------------------------------------------------------
     @property
     def debounce_seconds(self) -> float:
+        """The ``debounceMs`` setting in seconds."""
         lsp = self.server.lsp_settings
         return (getattr(lsp, "debounce_ms", 150) or 0) / 1000.0
 
@@ -175,4 +174,5 @@ class DiagnosticsFeature(Feature):
 
 
 def register(server) -> None:
+    """Add the diagnostics feature (it works through the server's document hooks)."""
     server.add_feature(DiagnosticsFeature(server))

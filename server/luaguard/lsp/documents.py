@@ -37,6 +37,7 @@ class LspTextDocument(TextDocument):
 
     @property
     def lines(self):  # type: ignore[override]
+        """The document's lines, split as the LSP splits them (breaks kept)."""
         return lsp_lines(self.source)
 
 

@@ -155,6 +155,7 @@ class EngineHost:
 
     # -- readiness ---------------------------------------------------------------------
     def ready_event(self) -> asyncio.Event:
+        """The event set once the first index finished (created in the running loop)."""
         if self.ready is None:
             self.ready = asyncio.Event()
         return self.ready
@@ -287,6 +288,7 @@ class EngineHost:
         return {"rules": dict(sorted(rules.items())), "files": files}
 
     def stop(self) -> None:
+        """Stop both workers after their queued jobs."""
         self.engine_worker.stop()
         self.index_worker.stop()
 

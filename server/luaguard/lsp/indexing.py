@@ -20,6 +20,7 @@ import traceback
 from lsprotocol import types
 from pygls.capabilities import get_capability
 
+from .configuration import CLIENT_TIMEOUT
 from .feature import Feature
 from .host import IndexResult
 
@@ -36,14 +37,15 @@ class Progress:
         self.token: str | None = None
 
     async def begin(self, message: str) -> None:
+        """Create the progress token and send ``begin`` (nothing when unsupported)."""
         caps = self.server.client_capabilities
         if not get_capability(caps, "window.work_done_progress", False):
             return
         token = f"luaguard-index-{next(_tokens)}"
         try:
-            await self.server.work_done_progress.create_async(token)
-        except Exception as exc:  # noqa: BLE001
-            self.server.log(f"luaguard: progress not available: {exc}")
+            await asyncio.wait_for(self.server.work_done_progress.create_async(token), CLIENT_TIMEOUT)
+        except Exception as exc:  # noqa: BLE001 - no answer or an error: index without progress
+            self.server.log(f"luaguard: progress not available: {exc!r}")
             return
         self.token = token
         self.server.work_done_progress.begin(
@@ -51,10 +53,12 @@ class Progress:
         )
 
     def report(self, message: str, percentage: int) -> None:
+        """Send a ``report`` (``percentage`` 0-100)."""
         if self.token is not None:
             self.server.work_done_progress.report(token=self.token, value=types.WorkDoneProgressReport(message=message, percentage=percentage))
 
     def end(self, message: str) -> None:
+        """Send ``end`` once."""
         if self.token is not None:
             self.server.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message=message))
             self.token = None
@@ -145,8 +149,10 @@ class IndexingFeature(Feature):
         else:
             server.log(f"luaguard: indexed {result.root}: {self._summary(result)}", types.MessageType.Info)
         for problem in result.problems:
-            server.log_once(f"index-problem:{problem}", f"luaguard: {problem}", types.MessageType.Warning)
+            level = types.MessageType.Info if getattr(problem, "severity", "") == "info" else types.MessageType.Warning
+            server.log_once(f"index-problem:{problem}", f"luaguard: {problem}", level)
 
 
 def register(server) -> None:
+    """Add the indexing feature (it starts after ``initialized``)."""
     server.add_feature(IndexingFeature(server))

@@ -71,6 +71,7 @@ class LuaguardServer(LanguageServer):
 
     # -- features ----------------------------------------------------------------------
     def add_feature(self, feature: Feature) -> Feature:
+        """Register ``feature`` for the hooks (see :mod:`luaguard.lsp.feature`)."""
         self.features.append(feature)
         return feature
 
@@ -122,6 +123,7 @@ class LuaguardServer(LanguageServer):
         self._send("log", type, message)
 
     def log_once(self, key: str, message: str, type: types.MessageType = types.MessageType.Log) -> None:
+        """:meth:`log` unless a message with ``key`` was logged before."""
         if key in self._logged:
             return
         self._logged.add(key)
@@ -146,6 +148,7 @@ class LuaguardServer(LanguageServer):
             logger.exception("could not send a message to the client")
 
     def flush_messages(self) -> None:
+        """Send the messages queued before ``initialized``."""
         queued, self._queued = self._queued, []
         for kind, type, message in queued:
             self._send(kind, type, message)

@@ -29,6 +29,7 @@ from pygls.uris import to_fs_path
 from ..config import CONFIG_FILE
 from ..engine import LUAU_SUFFIXES
 from ..workspace import PROJECT_SUFFIXES
+from .configuration import CLIENT_TIMEOUT
 from .debounce import Debouncer
 from .feature import Feature
 
@@ -85,15 +86,18 @@ class WatchedFilesFeature(Feature):
             watchers=[types.FileSystemWatcher(glob_pattern=g) for g in WATCH_GLOBS]
         )
         try:
-            await self.server.client_register_capability_async(
-                types.RegistrationParams(
-                    registrations=[
-                        types.Registration(id=REGISTRATION_ID, method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES, register_options=options)
-                    ]
-                )
+            await asyncio.wait_for(
+                self.server.client_register_capability_async(
+                    types.RegistrationParams(
+                        registrations=[
+                            types.Registration(id=REGISTRATION_ID, method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES, register_options=options)
+                        ]
+                    )
+                ),
+                CLIENT_TIMEOUT,
             )
         except Exception as exc:  # noqa: BLE001
-            self.server.log(f"luaguard: could not register file watchers: {exc}", types.MessageType.Warning)
+            self.server.log(f"luaguard: could not register file watchers: {exc!r}", types.MessageType.Warning)
             return
         self.registered = True
 
@@ -111,6 +115,7 @@ class WatchedFilesFeature(Feature):
 
     # -- batching ----------------------------------------------------------------------
     def did_change_watched_files(self, params: types.DidChangeWatchedFilesParams) -> None:
+        """Queue the events of a ``didChangeWatchedFiles`` notification."""
         for event in params.changes:
             if not event.uri.startswith("file:"):
                 continue
@@ -119,6 +124,7 @@ class WatchedFilesFeature(Feature):
                 self.add(Path(path), deleted=event.type == types.FileChangeType.Deleted)
 
     def add(self, path: Path, deleted: bool) -> None:
+        """Queue one created/changed (or ``deleted``) file; the batch runs shortly."""
         path = Path(os.path.normpath(path))
         root = self.server.host.root
         if root is not None and not _within(path, root):
@@ -134,6 +140,7 @@ class WatchedFilesFeature(Feature):
         self.debouncer.schedule("batch", BATCH_SECONDS, self.flush)
 
     async def flush(self) -> None:
+        """Apply the queued file events (see the module docstring)."""
         async with self._lock:
             changed, deleted = self.changed, self.deleted
             self.changed, self.deleted = set(), set()
@@ -178,6 +185,7 @@ def _rel(path: Path, root: Path) -> str:
 
 
 def register(server) -> None:
+    """Add the watched-files feature and handle ``workspace/didChangeWatchedFiles``."""
     feature = server.add_feature(WatchedFilesFeature(server))
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)

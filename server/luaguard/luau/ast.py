@@ -656,16 +656,27 @@ class ParseError:
 
 
 class Chunk:
-    """The parse result: the main ``body``, syntax ``errors`` (in report order) and
-    ``hot_comments`` (``--!strict`` ...)."""
+    """The parse result: the main ``body``, syntax ``errors`` (in report order),
+    ``hot_comments`` (``--!strict`` ...), globals assigned anywhere, and the node lists
+    collected while parsing (``lookups``, ``varargs``)."""
 
-    __slots__ = ("body", "errors", "hot_comments", "globals_assigned")
+    __slots__ = ("body", "errors", "hot_comments", "globals_assigned", "lookups", "varargs", "global_reads", "local_names")
 
     def __init__(self, body: Block, errors: list[ParseError], hot_comments: list[str]) -> None:
         self.body = body
         self.errors = errors
         self.hot_comments = hot_comments
         self.globals_assigned: set[str] = set()
+        #: Every ExprIndexName / ExprIndexExpr / ExprCall, collected while parsing so
+        #: checks need not walk the tree to find them.
+        self.lookups: list[Expr] = []
+        #: ``(offset, declared)`` for every ``...`` expression: ``declared`` when the
+        #: enclosing function declares ``...`` (the main chunk does not count).
+        self.varargs: list[tuple[int, bool]] = []
+        #: Reads (and plain assignment targets) of globals outside type functions.
+        self.global_reads: list[ExprGlobal] = []
+        #: Every name bound as a local somewhere in the file.
+        self.local_names: set[str] = set()
 
 
 def children(node: Node) -> Iterator[Node]:

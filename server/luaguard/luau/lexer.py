@@ -117,10 +117,10 @@ class LexResult:
     errors: list[LexError]
 
 
-_SPACE = "[ \t\r\n\v\f]*"
+# Whitespace is not matched: ``finditer`` skips it in C.  Every other character is
+# matched by some alternative (the last one catches stray characters).
 _MASTER = re.compile(
-    _SPACE
-    + r"(?:"
+    r"(?:"
     + r"([A-Za-z_][A-Za-z0-9_]*)"  # 1 name
     + r"|((?:[0-9]|\.[0-9])[0-9._]*(?:[eE][+-]?)?[A-Za-z0-9_]*)"  # 2 number
     + r"|(\.\.\.|\.\.=|\.\.|//=|//|::|->|==|~=|<=|>=|\+=|-=|\*=|/=|%=|\^=|-(?!-)|[+*/%^#=<>();:,.?&|~\]])"  # 3 operator
@@ -135,8 +135,8 @@ _MASTER = re.compile(
     + r"|(`)"  # 12 interpolated string start
     + r"|(@\[|@[A-Za-z_][A-Za-z0-9_]*|@)"  # 13 attribute
     + r"|([^\x00-\x7f]+)"  # 14 non-ASCII run
-    + r"|([\s\S])"  # 15 any other character
-    + r")?"
+    + r"|([^ \t\r\n\v\f])"  # 15 any other character
+    + r")"
 )
 
 _DQ_BODY = re.compile(r'(?:[^"\\\r\n]+|\\z[ \t\r\n\v\f]*|\\\r\n?|\\[\s\S])*')
@@ -222,17 +222,20 @@ def tokenize(text: str) -> LexResult:
         for m in finditer(text, pos):
             g = m.lastindex
             if g == 1:
-                word = m.group(1)
-                append(Token(word if word in keywords else NAME, word, m.start(1), m.end()))
+                word = m.group()
+                start, end = m.span()
+                append(Token(word if word in keywords else NAME, word, start, end))
             elif g == 3:
-                op = m.group(3)
-                append(Token(op, op, m.start(3), m.end()))
+                op = m.group()
+                start, end = m.span()
+                append(Token(op, op, start, end))
             elif g == 2:
-                num = m.group(2)
-                start = m.start(2)
-                append(Token(NUMBER, num, start, m.end()))
-                if check_number(num) is not None:
-                    errors.append(LexError(start, m.end(), check_number(num) or ""))
+                num = m.group()
+                start, end = m.span()
+                append(Token(NUMBER, num, start, end))
+                problem = check_number(num)
+                if problem is not None:
+                    errors.append(LexError(start, end, problem))
             elif g == 5:
                 comments.append(Token(COMMENT, m.group(5), m.start(5), m.end()))
             elif g == 9:

@@ -45,6 +45,7 @@ _UNARY_PRIORITY = 8
 _COMPOUND = {"+=": "+", "-=": "-", "*=": "*", "/=": "/", "//=": "//", "%=": "%", "^=": "^", "..=": ".."}
 _BLOCK_FOLLOW = frozenset({L.EOF, "else", "elseif", "end", "until"})
 _KNOWN_ATTRIBUTES = frozenset({"checked", "native", "deprecated"})
+_STAT_KEYWORDS = frozenset({"type", "export", "continue", "const", "declare"})
 _RESERVED = L.KEYWORDS
 
 
@@ -161,25 +162,27 @@ def decode_string(tok: Token) -> str | None:
 
 class _Match:
     """A token a later closer must match: its word (``'('``, ``'function'``, ``'then'``)
-    and where it is."""
+    and where it is.  ``col_from`` is the offset whose column counts (``local`` for a
+    ``local function``); line and column are computed only when needed."""
 
-    __slots__ = ("word", "start", "line", "col")
+    __slots__ = ("word", "start", "col_from")
 
-    def __init__(self, word: str, start: int, line: int, col: int) -> None:
-        self.word, self.start, self.line, self.col = word, start, line, col
+    def __init__(self, word: str, start: int, col_from: int | None = None) -> None:
+        self.word, self.start = word, start
+        self.col_from = start if col_from is None else col_from
 
 
 class Parser:
     """Parses one token list.  Use :func:`parse`."""
 
-    def __init__(self, text: str, tokens: list[Token], *, declarations: bool = False) -> None:
+    def __init__(self, text: str, tokens: list[Token], *, declarations: bool = False, lines: LineIndex | None = None) -> None:
         self.text = text
         self.toks = tokens
         self.i = 0
         self.tok = tokens[0]
         self.prev_end = 0
         self.errors: list[A.ParseError] = []
-        self._lines: LineIndex | None = None
+        self._lines: LineIndex | None = lines
         self.scope: dict[str, A.Local] = {}
         self.local_stack: list[A.Local] = []
         self.functions: list[list] = [[True, 0]]  # [vararg, loop_depth]; the main chunk is vararg
@@ -188,8 +191,12 @@ class Parser:
         self.suspect: _Match | None = None
         self.type_function_depth = 0
         self.declarations = declarations
-        self.error_starts = {t.start for t in tokens if t.kind == L.ERROR}
+        self._error_starts: set[int] | None = None
         self.globals_assigned: set[str] = set()
+        self.lookups: list[A.Expr] = []
+        self.varargs: list[tuple[int, bool]] = []
+        self.global_reads: list[A.ExprGlobal] = []
+        self.local_names: set[str] = set()
 
     # -- token helpers ---------------------------------------------------------------
     @property
@@ -207,9 +214,10 @@ class Parser:
     def next(self) -> None:
         tok = self.tok
         self.prev_end = tok.end
-        if tok.kind != L.EOF:
-            self.i += 1
-            self.tok = self.toks[self.i]
+        if tok.kind != "<eof>":
+            i = self.i + 1
+            self.i = i
+            self.tok = self.toks[i]
 
     def peek(self) -> Token:
         i = self.i + 1
@@ -220,15 +228,19 @@ class Parser:
         return self.text.find("\n", self.prev_end, tok.start) >= 0
 
     def match_of(self, tok: Token, word: str | None = None) -> _Match:
-        pos = self.lines.position(tok.start)
-        return _Match(word or tok.text, tok.start, pos.line, pos.character)
+        return _Match(word or tok.text, tok.start)
+
+    def line_start(self, offset: int) -> int:
+        return self.text.rfind("\n", 0, offset) + 1
 
     # -- errors ----------------------------------------------------------------------
     def report(self, start: int, end: int, message: str) -> None:
         errors = self.errors
         if errors and errors[-1].start == start and errors[-1].end == end:
             return
-        if start in self.error_starts:
+        if self._error_starts is None:
+            self._error_starts = {t.start for t in self.toks if t.kind == L.ERROR}
+        if start in self._error_starts:
             # The lexer already reported this malformed token.
             errors.append(A.ParseError(start, end, ""))
             return
@@ -268,7 +280,8 @@ class Parser:
     def match_fail(self, kind: str, begin: _Match, extra: str = "") -> None:
         t = self.tok
         here = self.line_of(t.start)
-        where = f"column {begin.col + 1}" if here == begin.line else f"line {begin.line + 1}"
+        begin_line = self.line_of(begin.start)
+        where = f"column {self.col_of(begin.col_from) + 1}" if here == begin_line else f"line {begin_line + 1}"
         self.report(t.start, t.end, f"Expected {describe_expected(kind)} (to close '{begin.word}' at {where}), got {describe(t)}{extra}")
 
     def expect_match(self, kind: str, begin: _Match, search_for_missing: bool = False) -> bool:
@@ -299,14 +312,18 @@ class Parser:
         """Luau's ``expectMatchEndAndConsume``: also tracks misleading indentation."""
         t = self.tok
         if t.kind == kind:
-            pos = self.lines.position(t.start)
-            if pos.line != begin.line and pos.character != begin.col and (self.suspect is None or self.suspect.line < begin.line):
-                self.suspect = begin
+            text = self.text
+            if text.find("\n", begin.start, t.start) >= 0:  # closed on another line ...
+                ls_end = self.line_start(t.start)
+                ls_begin = self.line_start(begin.col_from)
+                if t.start - ls_end != begin.col_from - ls_begin:  # ... and another column
+                    if self.suspect is None or self.suspect.start < begin.start:
+                        self.suspect = begin
             self.next()
             return True
         extra = ""
-        if self.suspect is not None and self.suspect.line > begin.line:
-            extra = f"; did you forget to close '{self.suspect.word}' at line {self.suspect.line + 1}?"
+        if self.suspect is not None and self.suspect.start > begin.start and self.line_of(self.suspect.start) > self.line_of(begin.start):
+            extra = f"; did you forget to close '{self.suspect.word}' at line {self.line_of(self.suspect.start) + 1}?"
         self.match_fail(kind, begin, extra)
         if self.peek().kind == kind:
             self.next()
@@ -318,6 +335,7 @@ class Parser:
     def push_local(self, name: str, start: int, end: int, annotation=None, is_const: bool = False, kind: str = "local") -> A.Local:
         local = A.Local(name, start, end, annotation, is_const, len(self.functions) - 1, self.scope.get(name), kind)
         self.scope[name] = local
+        self.local_names.add(name)
         self.local_stack.append(local)
         return local
 
@@ -404,6 +422,8 @@ class Parser:
             return self.parse_compound_assignment(expr, _COMPOUND[kind])
 
         ident = expr.name if type(expr) in (A.ExprGlobal, A.ExprLocal) else None
+        if ident in _STAT_KEYWORDS and self.global_reads and self.global_reads[-1] is expr:
+            self.global_reads.pop()  # a contextual keyword, not a read of a global
         if ident == "type":
             return self.parse_type_alias(expr.start, False)
         if ident == "export" and self.tok.kind == L.NAME and self.tok.text == "type":
@@ -666,8 +686,8 @@ class Parser:
         if self.tok.kind == "function":
             ftok = self.tok
             match = self.match_of(ftok, "function")
-            if self.line_of(ftok.start) == self.line_of(start):
-                match.col = self.col_of(start)  # a `local function` opener starts at `local`
+            if self.text.find("\n", start, ftok.start) < 0:
+                match.col_from = start  # a `local function` opener starts at `local`
             self.next()
             name, ns, ne = self.parse_name("variable name")
             self.stop_on["end"] += 1
@@ -925,13 +945,13 @@ class Parser:
         self.report_name_error(context)
         return "%error-id%", t.start, t.start
 
-    def parse_index_name(self, context: str | None, op_tok_line: int) -> tuple[str, int, int]:
+    def parse_index_name(self, context: str | None, op_start: int) -> tuple[str, int, int]:
         t = self.tok
         if t.kind == L.NAME:
             self.next()
             return t.text, t.start, t.end
         self.report_name_error(context)
-        if t.kind in _RESERVED and self.line_of(t.start) == op_tok_line:
+        if t.kind in _RESERVED and self.text.find("\n", op_start, t.start) < 0:
             self.next()  # an incomplete name that happens to be a keyword
             return t.text, t.start, t.end
         return "%error-id%", t.start, t.start
@@ -939,9 +959,12 @@ class Parser:
     # -- expressions -----------------------------------------------------------------
     def parse_expr(self, limit: int = 0) -> A.Expr:
         saved = self.depth
-        self.enter("expression")
-        start = self.tok.start
-        kind = self.tok.kind
+        self.depth = depth = saved + 1
+        if depth > RECURSION_LIMIT:
+            self.enter("expression")
+        tok = self.tok
+        start = tok.start
+        kind = tok.kind
         if kind == "not" or kind == "-" or kind == "#" or kind == "!":
             if kind == "!":
                 self.report_tok("Unexpected '!'; did you mean 'not'?")
@@ -950,7 +973,12 @@ class Parser:
             operand = self.parse_expr(_UNARY_PRIORITY)
             expr: A.Expr = A.ExprUnary(start, operand.end, kind, operand)
         else:
-            expr = self.parse_assertion_expr()
+            # asexp ::= simpleexp ['::' Type]
+            expr = self.parse_primary_expr(False) if kind == L.NAME else self.parse_simple_expr()
+            if self.tok.kind == "::":
+                self.next()
+                annotation = self.parse_type()
+                expr = A.ExprTypeAssertion(expr.start, annotation.end, expr, annotation)
         op = self.binary_op(limit)
         binary = _BINARY
         while op is not None and binary[op][0] > limit:
@@ -983,14 +1011,6 @@ class Parser:
                 return "~="
         return None
 
-    def parse_assertion_expr(self) -> A.Expr:
-        expr = self.parse_simple_expr()
-        if self.tok.kind == "::":
-            self.next()
-            annotation = self.parse_type()
-            return A.ExprTypeAssertion(expr.start, annotation.end, expr, annotation)
-        return expr
-
     def parse_simple_expr(self) -> A.Expr:
         t = self.tok
         kind = t.kind
@@ -1016,6 +1036,7 @@ class Parser:
             return self.parse_table_constructor()
         if kind == "...":
             self.next()
+            self.varargs.append((t.start, len(self.functions) > 1 and self.functions[-1][0]))
             if self.functions[-1][0]:
                 return A.ExprVarargs(t.start, t.end)
             self.report(t.start, t.end, "Cannot use '...' outside of a vararg function")
@@ -1050,7 +1071,10 @@ class Parser:
                 self.report(t.start, t.end, f"Type function cannot reference outer local '{local.name}'")
                 return A.ExprError(t.start, t.end, [])
             return A.ExprLocal(t.start, t.end, local, local.function_depth != len(self.functions) - 1)
-        return A.ExprGlobal(t.start, t.end, t.text)
+        glob = A.ExprGlobal(t.start, t.end, t.text)
+        if self.type_function_depth == 0:
+            self.global_reads.append(glob)
+        return glob
 
     def parse_prefix_expr(self) -> A.Expr:
         if self.tok.kind == "(":
@@ -1068,16 +1092,32 @@ class Parser:
         return self.parse_name_expr("expression")
 
     def parse_primary_expr(self, as_statement: bool) -> A.Expr:
-        start = self.tok.start
-        expr = self.parse_prefix_expr()
+        t = self.tok
+        start = t.start
+        if t.kind == L.NAME and self.type_function_depth == 0:
+            self.next()
+            local = self.scope.get(t.text)
+            if local is not None:
+                expr: A.Expr = A.ExprLocal(start, t.end, local, local.function_depth != len(self.functions) - 1)
+            else:
+                expr = A.ExprGlobal(start, t.end, t.text)
+                self.global_reads.append(expr)
+        else:
+            expr = self.parse_prefix_expr()
         saved = self.depth
         while True:
             kind = self.tok.kind
             if kind == ".":
-                line = self.line_of(self.tok.start)
+                op_start = self.tok.start
                 self.next()
-                name, ns, ne = self.parse_index_name(None, line)
+                t = self.tok
+                if t.kind == L.NAME:
+                    self.next()
+                    name, ns, ne = t.text, t.start, t.end
+                else:
+                    name, ns, ne = self.parse_index_name(None, op_start)
                 expr = A.ExprIndexName(start, ne, expr, name, ns, ne, ".")
+                self.lookups.append(expr)
             elif kind == "[":
                 match = self.match_of(self.tok, "[")
                 self.next()
@@ -1086,15 +1126,17 @@ class Parser:
                 if not self.expect_match("]", match):
                     end = self.prev_end
                 expr = A.ExprIndexExpr(start, end, expr, index)
+                self.lookups.append(expr)
             elif kind == ":":
-                line = self.line_of(self.tok.start)
+                op_start = self.tok.start
                 self.next()
-                name, ns, ne = self.parse_index_name("method name", line)
+                name, ns, ne = self.parse_index_name("method name", op_start)
                 func = A.ExprIndexName(start, ne, expr, name, ns, ne, ":")
                 type_args: list = []
                 if self.tok.kind == "<" and self.peek().kind == "<":
                     type_args = self.parse_type_instantiation()
                 expr = self.parse_function_args(func, True)
+                self.lookups.append(expr)
                 if type_args and type(expr) is A.ExprCall:
                     expr.type_args = type_args
             elif kind == "(":
@@ -1102,14 +1144,18 @@ class Parser:
                     self.report_ambiguous_call()
                     break
                 expr = self.parse_function_args(expr, False)
+                self.lookups.append(expr)
             elif kind == "{" or kind == L.STRING or kind == L.LONG_STRING:
                 expr = self.parse_function_args(expr, False)
+                self.lookups.append(expr)
             elif kind == "<" and self.peek().kind == "<":
                 types = self.parse_type_instantiation()
                 expr = A.ExprInstantiate(start, self.prev_end, expr, types)
             else:
                 break
-            self.enter("expression")
+            self.depth += 1
+            if self.depth > RECURSION_LIMIT:
+                self.enter("expression")
         self.depth = saved
         return expr
 
@@ -1415,10 +1461,10 @@ class Parser:
             name = t.text
             end = t.end
             if self.tok.kind == ".":
-                line = self.line_of(self.tok.start)
+                op_start = self.tok.start
                 self.next()
                 prefix = name
-                name, _, end = self.parse_index_name("field name", line)
+                name, _, end = self.parse_index_name("field name", op_start)
             elif self.tok.kind == "...":
                 self.report_tok("Unexpected '...' after type name; type pack is not allowed in this context")
                 self.next()
@@ -1685,17 +1731,17 @@ class Parser:
         return types
 
 
-def parse(text: str, lex: L.LexResult | None = None, *, declarations: bool = False) -> A.Chunk:
+def parse(text: str, lex: L.LexResult | None = None, *, declarations: bool = False, lines: LineIndex | None = None) -> A.Chunk:
     """Parse Luau source into a :class:`~luaguard.luau.ast.Chunk`.
 
-    ``lex`` may be a :func:`~luaguard.luau.lexer.tokenize` result for ``text`` (to avoid
-    lexing twice).  ``declarations`` enables definition-file syntax (``declare ...``).
+    ``lex`` may be a :func:`~luaguard.luau.lexer.tokenize` result for ``text`` and
+    ``lines`` its :class:`~luaguard.text.LineIndex` (to avoid computing them twice).  ``declarations`` enables definition-file syntax (``declare ...``).
     Never raises on any input: hitting the recursion or error limit ends parsing with
     one final error and the statements parsed so far.
     """
     if lex is None:
         lex = L.tokenize(text)
-    parser = Parser(text, lex.tokens, declarations=declarations)
+    parser = Parser(text, lex.tokens, declarations=declarations, lines=lines)
     hot = [c.text[3:].strip() for c in lex.comments if c.kind == L.COMMENT and c.text.startswith("--!")]
     old_limit = sys.getrecursionlimit()
     needed = RECURSION_LIMIT * 12 + 500
@@ -1712,4 +1758,8 @@ def parse(text: str, lex: L.LexResult | None = None, *, declarations: bool = Fal
         body = A.Block(0, len(text), [])
     chunk = A.Chunk(body, [e for e in parser.errors if e.message], hot)
     chunk.globals_assigned = parser.globals_assigned
+    chunk.lookups = parser.lookups
+    chunk.varargs = parser.varargs
+    chunk.global_reads = parser.global_reads
+    chunk.local_names = parser.local_names
     return chunk

@@ -67,6 +67,10 @@ class _Frame:
 
 
 _BRACKET_KINDS = frozenset({"(", "[", "{", "interp"})
+_INTERESTING = frozenset(
+    {"if", "then", "else", "function", "do", "repeat", "while", "for", "(", "[", "{", "}", ")", "]", "end",
+     "until", L.INTERP_BEGIN, L.INTERP_MID, L.INTERP_END, L.EOF}
+)
 
 
 def _closer_word(frame: _Frame) -> str:
@@ -163,8 +167,14 @@ def analyze_structure(tokens: list[L.Token], lines: LineIndex) -> list[Structure
                 return True
         return False
 
+    interesting = _INTERESTING
     for tok in tokens:
         kind = tok.kind
+        if kind not in interesting:
+            if kind == L.NAME and tok.text == "class" and prev is not None and prev.kind == L.NAME and prev.text == "declare":
+                stack.append(_Frame("class", tok))  # `declare class C ... end` (definition files)
+            prev = tok
+            continue
         if kind == "if":
             if prev is None:
                 is_expr = False
@@ -197,8 +207,6 @@ def analyze_structure(tokens: list[L.Token], lines: LineIndex) -> list[Structure
             stack.append(_Frame(kind, tok, awaiting_do=True))
         elif kind in ("(", "[", "{"):
             stack.append(_Frame(kind, tok))
-        elif kind == L.NAME and tok.text == "class" and prev is not None and prev.kind == L.NAME and prev.text == "declare":
-            stack.append(_Frame("class", tok))  # `declare class C ... end` (definition files)
         elif kind == L.INTERP_BEGIN:
             stack.append(_Frame("interp", tok))
         elif kind == "end":

@@ -995,7 +995,7 @@ class RojoBuilder:
         if path_value is not None:
             target_rel, refusal = self._resolve_project_path(folder, path_value)
             if refusal is not None:
-                self.problem(rel, f"{_pointer_str(ptr + ['$path'])}: {refusal}", "error",
+                self.problem(rel, f"{_pointer_str(ptr + ['$path'])}: {refusal}", "warning",
                              *loc(ptr + ["$path"]))
                 path_open = f"$path {path_value} refused: {refusal}"
             else:

@@ -274,7 +274,7 @@ class Overlay:
             return w, None
         parent, missing = self._nearest_dir(directory)
         if parent is None:
-            return None, f"'{rel}' is not inside a directory the project syncs into the game"
+            return None, "it is not inside a directory the project syncs into the game"
         for d in missing:
             parent = self.create(parent, posixpath.basename(d), "Folder", dir_path=d)
         return self.create(parent, inst_name, cls, file=rel), None

@@ -68,7 +68,47 @@ def _line_of(text: str, pos: int, line_starts: list[int]) -> int:
     return bisect.bisect_right(line_starts, pos)
 
 
+def _looks_like_jsonl(text: str) -> bool:
+    """Several non-blank lines, none indented and none a lone closing bracket: JSON Lines
+    (each line is read on its own, so an error never swallows the next line)."""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    return len(lines) > 1 and all(not ln[0].isspace() and ln[0] not in "}]" for ln in lines)
+
+
+def _read_jsonl(text: str, counter: _Counter) -> list[Batch]:
+    batches: list[Batch] = []
+    for n, raw in enumerate(text.splitlines(), 1):
+        if not raw.strip():
+            continue
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            msg = _json_msg(exc)
+            if exc.pos >= len(raw.rstrip()):
+                msg += " (the line ends before the JSON value does)"
+            batches.append(_bad_json(counter, n, f"line {n}, column {exc.colno}: {msg}"))
+            continue
+        except RecursionError:
+            batches.append(_bad_json(counter, n, f"line {n}: the JSON value is nested too deeply to read"))
+            continue
+        batches.append(_batch(value, n, counter, 0))
+    return batches
+
+
 def _read_text(text: str, counter: _Counter) -> list[Batch]:
+    stripped = text.strip()
+    if not stripped:
+        rec = CallRecord(index=counter.next(), line=1)
+        rec.problems.append(Problem(INVALID_CALL, "The input is empty: there is no call to check."))
+        return [Batch("single", [rec], 1)]
+    try:
+        value = json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        pass
+    else:
+        return [_batch(value, text[: len(text) - len(text.lstrip())].count("\n") + 1, counter, 0)]
+    if _looks_like_jsonl(text):
+        return _read_jsonl(text, counter)
     line_starts = [0] + [m.end() for m in re.finditer(r"\n", text)]
     batches: list[Batch] = []
     pos = _WS.match(text, 0).end()
@@ -77,7 +117,7 @@ def _read_text(text: str, counter: _Counter) -> list[Batch]:
         try:
             value, end = _DECODER.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
-            batches.append(_bad_json(counter, line, f"line {exc.lineno}, column {exc.colno}: {exc.msg}"))
+            batches.append(_bad_json(counter, line, f"line {exc.lineno}, column {exc.colno}: {_json_msg(exc)}"))
             pos = _resync(text, pos, exc.pos)
             continue
         except RecursionError:
@@ -89,6 +129,13 @@ def _read_text(text: str, counter: _Counter) -> list[Batch]:
         # Anything but whitespace after a value on the same line is handled by the next
         # iteration (concatenated values) or reported as invalid JSON there.
     return batches
+
+
+def _json_msg(exc: json.JSONDecodeError) -> str:
+    msg = exc.msg
+    if msg.startswith("Unterminated string"):
+        return "Unterminated string (it starts here)"
+    return msg[:-3] if msg.endswith(" at") else msg
 
 
 def _resync(text: str, start: int, err: int) -> int:
@@ -126,9 +173,9 @@ def _batch(value: Any, line: int | None, counter: _Counter, depth: int) -> Batch
         rec.problems.append(Problem(INVALID_CALL, f"Calls are wrapped more than {MAX_WRAPPING} levels deep."))
         return Batch("single", [rec], line)
     if isinstance(value, dict):
-        if "call" in value and not _has_name(value):
+        if "call" in value and not _is_call(value):
             return _batch(value["call"], line, counter, depth + 1)
-        if "plan" in value and not _has_name(value):
+        if "plan" in value and not _is_call(value):
             return _plan(value["plan"], line, counter, depth + 1)
         if isinstance(value.get("steps"), list):
             return _plan(value, line, counter, depth + 1)
@@ -157,8 +204,12 @@ def _batch(value: Any, line: int | None, counter: _Counter, depth: int) -> Batch
     return Batch("single", [rec], line)
 
 
-def _has_name(d: dict) -> bool:
-    return any(k in d for k in _NAME_KEYS) or isinstance(d.get("function"), dict)
+def _is_call(d: dict) -> bool:
+    """A call object itself (name and arguments, or an OpenAI ``function``), as opposed
+    to a wrapper such as ``{"case": ..., "call": {...}, "expect": ...}``."""
+    if isinstance(d.get("function"), dict):
+        return True
+    return any(k in d for k in _NAME_KEYS) and any(k in d for k in _ARG_KEYS)
 
 
 def _deps_key(d: dict) -> str | None:
@@ -177,7 +228,12 @@ def _message_calls(d: dict, line: int | None, counter: _Counter, depth: int) -> 
             if isinstance(msg, dict):
                 out.extend(_message_calls(msg, line, counter, depth + 1) or [])
         return out or None
-    if isinstance(d.get("tool_calls"), list):
+    if "tool_calls" in d and "name" not in d:
+        if not isinstance(d["tool_calls"], list):
+            rec = CallRecord(index=counter.next(), line=line)
+            rec.problems.append(Problem(INVALID_CALL, f"'tool_calls' must be an array of tool calls, got "
+                                                      f"{_type_name(d['tool_calls'])}."))
+            return [rec]
         return [_call(tc, line, counter) for tc in d["tool_calls"]] or None
     if isinstance(d.get("function_call"), dict):
         return [_call(d["function_call"], line, counter)]

@@ -27,6 +27,7 @@ Other data types (``NumberSequence``, ``Rect``, ``Font`` ...) are not checked (a
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from dataclasses import dataclass
@@ -64,6 +65,10 @@ def _describe(value: Any) -> str:
         shown = value if len(value) <= 40 else value[:37] + "..."
         return f"the string {shown!r}"
     if isinstance(value, list):
+        if len(value) <= 6 and all(isinstance(v, (int, float, str, bool)) or v is None for v in value):
+            text = json.dumps(value)
+            if len(text) <= 60:
+                return f"the array {text}"
         return f"an array of {len(value)} item{'s' if len(value) != 1 else ''}"
     if isinstance(value, dict):
         return "an object with keys " + ", ".join(sorted(map(str, value))[:6])
@@ -153,7 +158,8 @@ def check_value(api, type_name: str, value: Any, resolve_instance: Callable[[str
                 pass
         return ValueProblem(f"it is a number; got {got}")
     if base in _STRINGISH:
-        return None if isinstance(value, str) else ValueProblem(f"it is a {base} (a string); got {got}")
+        kind = "a string" if base == "string" else f"a {base} (a string)"
+        return None if isinstance(value, str) else ValueProblem(f"it is {kind}; got {got}")
     if base == "boolean":
         if isinstance(value, bool) or (isinstance(value, str) and value.strip().lower() in ("true", "false")):
             return None

@@ -1,0 +1,42 @@
+"""``undefined_variable``: reading a global that nothing defines.
+
+A global read is reported when the name is neither a Luau builtin nor a Roblox global
+(:mod:`luaguard.project.globals`), nor assigned anywhere in the file (``x = 1``,
+``function x() end``), nor listed in the ``extra_globals`` setting.  selene's lint of
+the same name is the model.  A file that changes its environment (``getfenv`` /
+``setfenv``) is skipped: its globals are not knowable.
+"""
+
+from __future__ import annotations
+
+from ..findings import Finding, Severity
+from ..fuzzy import best_fix, rank
+from ..project.globals import ALL_GLOBALS
+from .base import CheckContext
+
+RULE = "undefined_variable"
+
+
+class UndefinedVariableCheck:
+    rules = {RULE: Severity.ERROR}
+
+    def check(self, ctx: CheckContext) -> list[Finding]:
+        chunk = ctx.ast
+        if chunk is None:
+            return []
+        extra = set(ctx.options.get("extra_globals", ()))
+        defined = chunk.globals_assigned
+        reads = [g for g in chunk.global_reads if g.name not in ALL_GLOBALS and g.name not in defined and g.name not in extra]
+        if not reads or any(g.name in ("getfenv", "setfenv") for g in chunk.global_reads):
+            return []
+        candidates = sorted(ALL_GLOBALS | defined | chunk.local_names | extra)
+        out = []
+        for g in reads:
+            ranked = rank(g.name, candidates)
+            suggestions = [c for c, _ in ranked]
+            msg = f"'{g.name}' is not defined"
+            msg += f". Did you mean '{suggestions[0]}'?" if suggestions else " (not a Luau or Roblox global, and never assigned in this file)."
+            fix = best_fix(ranked)
+            out.append(ctx.finding(RULE, Severity.ERROR, g.start, g.end, msg, suggestions, fix_text=fix,
+                                   fix_title=f"Replace '{g.name}' with '{fix}'" if fix else ""))
+        return out

@@ -1,0 +1,239 @@
+"""The functions front ends call (CLI ``luaguard validate`` / ``check --diff``, and the LSP
+commands).  Every result is JSON-able.
+
+LSP commands (thin wrappers; ``engine`` is the server's :class:`~luaguard.engine.Engine`):
+
+``luaguard.validateToolCall(input)`` -> ``validate_calls(engine, input)``
+    ``input``: a JSON string (one call, an array, JSONL, an OpenAI message with
+    ``tool_calls``, a plan) or the same already parsed (object / array).  Returns
+    ``list[CallDict]``, one per call in input order::
+
+        CallDict = {
+          "valid": bool,                      # no errors
+          "errors":   [ErrorDict, ...],       # make the call invalid
+          "warnings": [ErrorDict, ...],       # worth telling the model, not fatal
+          "feedback": str,                    # one bounded message for the model (<= 1500 chars)
+          "tool": str | None,                 # the tool's name as resolved (None if unknown)
+          "index": int,                       # 0-based position among the input's calls
+          "line": int | None,                 # 1-based input line the call's JSON starts on
+          "id": str | int | None,             # OpenAI/Anthropic tool-call id
+          "step": str | int | None,           # plan step id
+        }
+        ErrorDict = {"code": str, "message": str, "field": str | None,
+                     "suggestions": [str, ...], "range": LspRange | None}
+
+    ``code`` is one of ``unknown_tool missing_field invalid_argument unknown_path
+    path_outside_project unknown_class unknown_property wrong_property_type
+    low_confidence unknown_dependency self_dependency forward_dependency
+    dependency_cycle`` (calls and plans), ``invalid_json invalid_call`` (input that is
+    not a call), ``deprecated_property`` (warning), or a code-check rule id
+    (``placeholder``, ``syntax_error``, ``unknown_instance`` ...) for a finding in the
+    call's Luau content, whose ``range`` is then the LSP range inside that content.
+    Raises :class:`~.schemas.ToolSchemaError` when the configured tools file cannot be
+    read or is not JSON.
+
+``luaguard.validatePatch(uri, content=None, diff=None)`` -> ``validate_patch(engine, uri, content, diff)``
+    ``uri``: a ``file://`` URI, an absolute path inside the project, a root-relative path
+    or an instance path (may be ``None`` when ``diff`` has file headers).  With
+    ``content``: lint it as the file's full new text.  With ``diff``: apply the unified
+    diff in memory and report changed regions (see :mod:`.diffs`).  With neither: lint
+    the file on disk in patch mode.  Returns::
+
+        {"valid": bool, "errors": [ErrorDict + {"file": str | None}], "warnings": [...],
+         "feedback": str,
+         "files": [{"path": str, "status": "modified" | "added" | "deleted",
+                    "findings": [Finding.to_json(), ...]}]}
+
+``luaguard.stats()`` -> ``stats(engine)``
+    ``{"rules": {code: count}, "toolcalls": {"calls", "valid", "invalid", "patches",
+    "invalid_patches"}}`` over the engine's life.  ``rules`` is ``engine.stats``: the
+    code checks' findings plus the tool-call codes counted here.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import weakref
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+from urllib.parse import unquote, urlparse
+
+from ..findings import Severity
+from . import model as M
+from .calls import CallContext, NameIndex, check_call
+from .diffs import DiffReport, check_content, check_diff
+from .feedback import feedback_for, patch_feedback
+from .model import CallResult, Problem
+from .overlay import DirMap
+from .plans import check_plan, check_sequence
+from .reader import read_calls
+from .schemas import ToolSet, build_toolset
+
+#: Codes counted into ``engine.stats`` by the call checks (content findings are counted
+#: by the engine itself).
+_COUNTED = frozenset(M.TOOLCALL_CODES) | {M.DEPRECATED_PROPERTY}
+
+
+@dataclass
+class _State:
+    toolset: ToolSet | None = None
+    key: Any = None
+    dirmap: DirMap = field(default_factory=DirMap)
+    names: NameIndex = field(default_factory=NameIndex)
+    counts: dict[str, int] = field(default_factory=lambda: {
+        "calls": 0, "valid": 0, "invalid": 0, "patches": 0, "invalid_patches": 0})
+
+
+_STATES: "weakref.WeakKeyDictionary[Any, _State]" = weakref.WeakKeyDictionary()
+
+
+def _state(engine) -> _State:
+    st = _STATES.get(engine)
+    if st is None:
+        st = _State()
+        _STATES[engine] = st
+    return st
+
+
+def _mtime(p: Path) -> float | None:
+    try:
+        return p.stat().st_mtime
+    except OSError:
+        return None
+
+
+def toolset(engine, extra_files: Iterable[str | os.PathLike] = ()) -> ToolSet:
+    """The engine's tool set (built-ins + configured tools + ``extra_files``), cached
+    until the settings or a tools file's modification time change.  Raises
+    :class:`~.schemas.ToolSchemaError` for an unreadable tools file."""
+    st = _state(engine)
+    settings = engine.settings.toolcalls
+    extras = tuple(Path(p) for p in extra_files)
+    files = list(extras)
+    if settings.tools_file:
+        tf = Path(settings.tools_file)
+        files.append(tf if tf.is_absolute() or engine.root is None else engine.root / tf)
+    key = (settings, engine.root, extras, tuple(_mtime(p) for p in files))
+    if st.toolset is None or st.key != key:
+        st.toolset = build_toolset(settings, engine.root, extras)
+        st.key = key
+    return st.toolset
+
+
+def _context(engine, ts: ToolSet) -> CallContext:
+    st = _state(engine)
+    s = engine.settings.toolcalls
+    return CallContext(engine=engine, toolset=ts, project=engine.project, min_confidence=s.min_confidence,
+                       max_content_bytes=getattr(s, "max_content_bytes", 512 * 1024), dirmap=st.dirmap, names=st.names)
+
+
+def check_calls(engine, data: Any, *, extra_tool_files: Iterable[str | os.PathLike] = ()) -> list[CallResult]:
+    """Like :func:`validate_calls` but returns :class:`~.model.CallResult` objects."""
+    ts = toolset(engine, extra_tool_files)
+    st = _state(engine)
+    results: list[CallResult] = []
+    for batch in read_calls(data):
+        ctx = _context(engine, ts)
+        if batch.kind == "plan":
+            out = check_plan(ctx, batch)
+        else:
+            out = check_sequence(ctx, batch)
+        results.extend(out)
+    for r in results:
+        r.feedback = feedback_for(r)
+        st.counts["calls"] += 1
+        st.counts["valid" if r.valid else "invalid"] += 1
+        for p in (*r.errors, *r.warnings):
+            if p.code in _COUNTED:
+                engine.stats[p.code] += 1
+    return results
+
+
+def validate_calls(engine, text_or_obj: Any, *, extra_tool_files: Iterable[str | os.PathLike] = ()) -> list[dict]:
+    """Validate every call in ``text_or_obj``; see the module docstring for the shape."""
+    return [r.to_json() for r in check_calls(engine, text_or_obj, extra_tool_files=extra_tool_files)]
+
+
+def uri_to_path(uri: str) -> str:
+    """A ``file://`` URI as a local path (other strings are returned unchanged)."""
+    if not uri.startswith("file:"):
+        return uri
+    path = unquote(urlparse(uri).path)
+    if re.match(r"^/[A-Za-z]:[/\\]", path):
+        path = path[1:]
+    return path
+
+
+def patch_report(engine, uri_or_path: str | None, content: str | None = None, diff: str | None = None) -> DiffReport:
+    """The :class:`~.diffs.DiffReport` behind :func:`validate_patch` (the CLI prints it)."""
+    st = _state(engine)
+    path = uri_to_path(uri_or_path) if uri_or_path else None
+    if diff is not None:
+        return check_diff(engine, diff, path, st.dirmap)
+    if path is None:
+        report = DiffReport()
+        from .diffs import _problem
+
+        report.problems.append(_problem(M.INVALID_ARGUMENT, "validatePatch needs a uri (or a diff with file headers).", None))
+        engine.stats[M.INVALID_ARGUMENT] += 1
+        return report
+    if content is None:
+        from .diffs import _read, _resolve_file
+
+        probe: list = []
+        rel = _resolve_file(engine, path, probe)
+        text = _read(engine, rel) if rel is not None else None
+        if text is None:
+            report = DiffReport(problems=probe)
+            if not probe:
+                from .diffs import _problem
+
+                report.problems.append(_problem(M.UNKNOWN_PATH, f"{path}: no such file in the project.", path))
+            for p in report.problems:
+                engine.stats[p.rule] += 1
+            return report
+        content = text
+    return check_content(engine, path, content, st.dirmap)
+
+
+def validate_patch(engine, uri_or_path: str | None, content: str | None = None, diff: str | None = None) -> dict:
+    """Check a proposed change to one file (full ``content`` or a unified ``diff``); see
+    the module docstring for the returned shape."""
+    report = patch_report(engine, uri_or_path, content, diff)
+    errors: list[Problem] = []
+    warnings: list[Problem] = []
+    out_errors: list[dict] = []
+    out_warnings: list[dict] = []
+    for f in report.findings:
+        where = f"{f.file}:{f.range.start.line + 1}: " if f.file else ""
+        p = Problem(f.rule, where + f.message, None, tuple(f.suggestions),
+                    severity="error" if f.severity == Severity.ERROR else "warning",
+                    range=f.range.to_json() if f.file else None)
+        d = {**p.to_json(), "file": f.file}
+        if p.severity == "error":
+            errors.append(p)
+            out_errors.append(d)
+        else:
+            warnings.append(p)
+            out_warnings.append(d)
+    st = _state(engine)
+    st.counts["patches"] += 1
+    if errors:
+        st.counts["invalid_patches"] += 1
+    shown = ", ".join(f.path for f in report.files) or (uri_or_path or "the diff")
+    return {
+        "valid": not errors,
+        "errors": out_errors,
+        "warnings": out_warnings,
+        "feedback": patch_feedback(shown, errors, warnings),
+        "files": [{"path": f.path, "status": f.status, "findings": [x.to_json() for x in f.findings]}
+                  for f in report.files],
+    }
+
+
+def stats(engine) -> dict:
+    """Counts over the engine's life; see the module docstring."""
+    st = _state(engine)
+    return {"rules": dict(sorted(engine.stats.items())), "toolcalls": dict(st.counts)}

@@ -1,0 +1,747 @@
+"""Per-call checks: tool name, confidence, argument schema, then the roles' semantics.
+
+Order for one :class:`~.model.CallRecord` (each step adds :class:`~.model.Problem` s):
+
+1. reader problems (invalid JSON, unknown shape) end the check;
+2. ``low_confidence``: a ``confidence`` below ``min_confidence`` (and ``invalid_argument``
+   for a confidence that is not a number in [0, 1]);
+3. ``unknown_tool`` with suggestions (alias map first, then fuzzy over the tool names);
+4. nesting depth (more than :data:`MAX_DEPTH` levels is one ``invalid_argument``, and
+   nothing deeper is looked at: no recursion on hostile input);
+5. ``missing_field`` for every required field that is absent, ``null`` or an empty /
+   blank string; ``invalid_argument`` for the other JSON Schema errors (``jsonschema``),
+   unexpected fields with a "did you mean" among the tool's fields;
+6. roles (see :mod:`.schemas`), on fields that passed the schema: paths
+   (``unknown_path``/``path_outside_project``), ``unknown_class``, name collisions,
+   ``unknown_property``, ``wrong_property_type``, and the Luau content run through every
+   code check of the engine as the target script in patch mode (findings keep their rule
+   ids: ``placeholder``, ``syntax_error``, ``unknown_instance`` ...);
+7. the tool's effect on the batch's :class:`~.overlay.Overlay` (create / delete), so
+   later calls of the same sequence or plan see it.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..findings import Severity
+from ..fuzzy import rank
+from ..project.rojo import OPEN_DEFAULT_IGNORE
+from ..project.tree import Instance
+from . import model as M
+from .model import CallRecord, CallResult, Problem
+from .overlay import CLASS_SUFFIX, DirMap, Overlay
+from .paths import PathError, PathRef, children_listing, display, is_script, parse_path, scripts_under
+from .schemas import SCRIPT_CLASSES, ToolSet, ToolSpec
+from .values import check_value
+
+#: Arguments nested deeper than this are rejected without being walked further.
+MAX_DEPTH = 64
+#: At most this many schema errors are reported per call.
+MAX_SCHEMA_ERRORS = 20
+
+
+@dataclass
+class NameIndex:
+    """Instance name -> nodes over the whole tree (for "it exists elsewhere" hints);
+    rebuilt when the tree is replaced."""
+
+    _map: dict[str, list[Instance]] = field(default_factory=dict)
+    _key: tuple | None = None
+
+    def get(self, index, name: str) -> list[Instance]:
+        key = (id(index.root), len(index.file_instances))
+        if self._key != key:
+            m: dict[str, list[Instance]] = {}
+            for node in index.root.descendants():
+                m.setdefault(node.name, []).append(node)
+            self._map, self._key = m, key
+        return self._map.get(name, [])
+
+
+@dataclass
+class CallContext:
+    """What the checks of one batch share.
+
+    ``project`` is the engine's index (``None`` without a project: path checks are then
+    skipped); ``overlay`` is created on first need and lives for the batch.
+    """
+
+    engine: Any
+    toolset: ToolSet
+    project: Any
+    min_confidence: float = 0.7
+    max_content_bytes: int = 512 * 1024
+    dirmap: DirMap = field(default_factory=DirMap)
+    names: NameIndex = field(default_factory=NameIndex)
+    overlay: Overlay | None = None
+    #: instance paths and files deleted earlier in the batch -> who deleted them
+    deleted: dict[str, str] = field(default_factory=dict)
+    #: how the current call is named in messages ("step 'b'", "call 2")
+    label: str = ""
+
+    @property
+    def root(self) -> str | None:
+        return os.fspath(self.project.root_dir) if self.project is not None else None
+
+    def ensure_overlay(self) -> Overlay:
+        if self.overlay is None:
+            self.overlay = Overlay(self.project, self.dirmap)
+        return self.overlay
+
+    @property
+    def index(self):
+        """The index lookups go through: the overlay's view once it changed, else the project."""
+        if self.overlay is not None and self.overlay.changed:
+            return self.overlay.view
+        return self.project
+
+
+@dataclass
+class _Target:
+    """A resolved script target: the instance(s) and the root-relative file, if any."""
+
+    node: Instance | None = None
+    rel: str | None = None
+    display: str = ""
+
+
+# --------------------------------------------------------------------------------------------
+def check_call(ctx: CallContext, rec: CallRecord) -> CallResult:
+    """Check one call (and apply its effect to ``ctx.overlay``); never raises on input."""
+    name = rec.name if isinstance(rec.name, str) else None
+    result = CallResult(rec, name)
+    if rec.problems:
+        result.errors.extend(rec.problems)
+        return result
+    problems: list[Problem] = []
+    _check_confidence(ctx, rec, problems)
+    spec = ctx.toolset.get(name) if name is not None else None
+    if spec is None:
+        problems.append(_unknown_tool(ctx.toolset, name or ""))
+        _split(result, problems)
+        return result
+    result.tool = spec.name
+    args = rec.arguments if isinstance(rec.arguments, dict) else {}
+    deep = _too_deep(args)
+    if deep is not None:
+        problems.append(Problem(M.INVALID_ARGUMENT, f"The arguments are nested more than {MAX_DEPTH} levels deep "
+                                                    f"(at '{deep}'); send flat values.", field=deep.split(".")[0]))
+        _split(result, problems)
+        return result
+    bad = _check_schema(spec, args, problems)
+    _check_roles(ctx, spec, args, bad, problems)
+    _split(result, problems)
+    return result
+
+
+def _split(result: CallResult, problems: list[Problem]) -> None:
+    for p in problems:
+        (result.errors if p.severity == "error" else result.warnings).append(p)
+
+
+def _check_confidence(ctx: CallContext, rec: CallRecord, problems: list[Problem]) -> None:
+    c = rec.confidence
+    if c is None:
+        return
+    if isinstance(c, bool) or not isinstance(c, (int, float)) or not (0.0 <= float(c) <= 1.0):
+        problems.append(Problem(M.INVALID_ARGUMENT, f"'confidence' must be a number from 0 to 1, got {c!r}.",
+                                field="confidence"))
+        return
+    if float(c) < ctx.min_confidence:
+        problems.append(Problem(M.LOW_CONFIDENCE,
+                                f"The call's confidence {float(c):g} is below the required {ctx.min_confidence:g}. "
+                                f"Check the project first (read_script, get_project_structure) and call again "
+                                f"only when you are sure.", field="confidence"))
+
+
+def _unknown_tool(toolset: ToolSet, name: str) -> Problem:
+    sugg: list[str] = []
+    alias = toolset.aliases.get(name) or toolset.aliases.get(name.lower())
+    if alias:
+        sugg.append(alias)
+    if name:
+        sugg += [c for c, _ in rank(name, list(toolset.tools), limit=3) if c not in sugg]
+        if not sugg:  # "list_project_files" ~ alias "list_files"
+            sugg += [toolset.aliases[a] for a, _ in rank(name, list(toolset.aliases), limit=2)
+                     if toolset.aliases[a] not in sugg]
+    available = ", ".join(sorted(toolset.tools)[:20])
+    msg = f"There is no tool named '{name}'." if name else "The call has an empty tool name."
+    if sugg:
+        msg += f" Did you mean '{sugg[0]}'?"
+    return Problem(M.UNKNOWN_TOOL, msg, field="name", suggestions=tuple(sugg[:5]), hint=f"Available tools: {available}.")
+
+
+def _too_deep(args: dict) -> str | None:
+    stack: list[tuple[Any, int, str]] = [(v, 1, str(k)) for k, v in args.items()]
+    while stack:
+        value, depth, where = stack.pop()
+        if depth > MAX_DEPTH:
+            return where
+        if isinstance(value, dict):
+            stack.extend((v, depth + 1, where if depth > 3 else f"{where}.{k}") for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((v, depth + 1, where if depth > 3 else f"{where}[{i}]") for i, v in enumerate(value))
+    return None
+
+
+# -- schema ---------------------------------------------------------------------------------
+def _norm(s: str) -> str:
+    return s.replace("_", "").replace("-", "").lower()
+
+
+def _field_suggestions(extra: str, candidates: list[str]) -> list[str]:
+    n = _norm(extra)
+    exact = [c for c in candidates if _norm(c) == n]
+    if exact:
+        return exact
+    contained = [c for c in candidates if _norm(c) and (_norm(c) in n or n in _norm(c))]
+    return contained + [c for c, _ in rank(extra, candidates, limit=3) if c not in contained]
+
+
+def _type_words(t: Any) -> str:
+    words = {"string": "a string", "number": "a number", "integer": "an integer", "boolean": "a boolean",
+             "object": "an object", "array": "an array", "null": "null"}
+    if isinstance(t, list):
+        return " or ".join(words.get(x, str(x)) for x in t)
+    return words.get(t, str(t))
+
+
+def _got(v: Any) -> str:
+    from .values import _describe
+
+    return _describe(v)
+
+
+def _check_schema(spec: ToolSpec, args: dict, problems: list[Problem]) -> set[str]:
+    """Report missing fields and schema errors; return the top-level fields that are bad."""
+    bad: set[str] = set()
+    for req in spec.required:
+        v = args.get(req, None)
+        if req not in args or v is None:
+            problems.append(Problem(M.MISSING_FIELD, f"Required field '{req}' is missing.", field=req,
+                                    hint=_field_doc(spec, req)))
+            bad.add(req)
+        elif isinstance(v, str) and not v.strip():
+            problems.append(Problem(M.MISSING_FIELD, f"Required field '{req}' is empty.", field=req,
+                                    hint=_field_doc(spec, req)))
+            bad.add(req)
+    props = list(spec.properties)
+    missing = [r for r in spec.required if r in bad]
+    try:
+        errors = sorted(spec.validator.iter_errors(args), key=lambda e: (list(map(str, e.path)), e.validator))
+    except RecursionError:
+        problems.append(Problem(M.INVALID_ARGUMENT, "The arguments are too deeply nested for the tool's schema."))
+        return bad | set(args)
+    count = 0
+    for err in errors:
+        path = [str(p) for p in err.path]
+        top = path[0] if path else None
+        if top in bad:
+            continue
+        if err.validator == "required" and not path:
+            continue  # reported above, one per field
+        if count >= MAX_SCHEMA_ERRORS:
+            problems.append(Problem(M.INVALID_ARGUMENT, "Further schema errors were not listed."))
+            break
+        count += 1
+        where = ".".join(path) if path else None
+        if err.validator == "additionalProperties" and not path:
+            allowed = set(props)
+            for extra in sorted(k for k in args if k not in allowed):
+                sugg = _field_suggestions(extra, missing or props)
+                msg = f"Unexpected field '{extra}'."
+                if sugg:
+                    msg += f" Did you mean '{sugg[0]}'?"
+                problems.append(Problem(M.INVALID_ARGUMENT, msg, field=extra, suggestions=tuple(sugg[:3]),
+                                        hint=f"{spec.name} takes: {', '.join(props) or 'no arguments'}."))
+                bad.add(extra)
+                for p in problems:
+                    if p.code == M.MISSING_FIELD and sugg and p.field == sugg[0] and not p.suggestions:
+                        p.message += f" You sent '{extra}' instead: rename it to '{p.field}'."
+            continue
+        if top is not None:
+            bad.add(top)
+        if err.validator == "required":
+            missing_nested = [r for r in err.validator_value if isinstance(err.instance, dict) and r not in err.instance]
+            for r in missing_nested:
+                problems.append(Problem(M.MISSING_FIELD, f"Required field '{where}.{r}' is missing.", field=f"{where}.{r}"))
+            continue
+        if err.validator == "type":
+            msg = f"Field '{where}' must be {_type_words(err.validator_value)}, got {_got(err.instance)}."
+        elif err.validator == "enum":
+            options = [str(o) for o in err.validator_value][:12]
+            sugg = [c for c, _ in rank(str(err.instance), options, limit=3)] if isinstance(err.instance, str) else []
+            msg = f"Field '{where}' must be one of {', '.join(options)}; got {_got(err.instance)}."
+            problems.append(Problem(M.INVALID_ARGUMENT, msg, field=where, suggestions=tuple(sugg)))
+            continue
+        else:
+            text = err.message if len(err.message) <= 200 else err.message[:197] + "..."
+            msg = f"Field '{where}': {text}." if where else f"The arguments do not match the tool's schema: {text}."
+        problems.append(Problem(M.INVALID_ARGUMENT, msg, field=where))
+    return bad
+
+
+def _field_doc(spec: ToolSpec, name: str) -> str | None:
+    props = spec.schema.get("properties") or {}
+    p = props.get(name) if isinstance(props, dict) else None
+    desc = p.get("description") if isinstance(p, dict) else None
+    return f"'{name}': {desc}." if isinstance(desc, str) and desc else None
+
+
+# -- roles ----------------------------------------------------------------------------------
+def _check_roles(ctx: CallContext, spec: ToolSpec, args: dict, bad: set[str], problems: list[Problem]) -> None:
+    roles = {f: r for f, r in spec.roles.items() if f in args and f not in bad}
+    project = ctx.project
+    api = project.api if project is not None else _api()
+    target: _Target | None = None
+    instance: Instance | None = None
+    instance_ok = False
+    parent: Instance | None = None
+
+    for fname, role in roles.items():
+        value = args[fname]
+        if role in ("script_path", "new_script_path", "instance_path", "parent_path", "path", "class_name",
+                    "known_class", "instance_name", "property", "script_class") and not isinstance(value, str):
+            problems.append(Problem(M.INVALID_ARGUMENT, f"Field '{fname}' must be a string, got {_got(value)}.", field=fname))
+            bad.add(fname)
+    roles = {f: r for f, r in roles.items() if f not in bad}
+
+    # paths first: later roles need the nodes
+    for fname, role in roles.items():
+        value = args[fname]
+        if role == "path":
+            try:
+                parse_path(value, ctx.root, api.services)
+            except PathError as exc:
+                problems.append(Problem(exc.code, str(exc), field=fname))
+        elif project is None:
+            continue
+        elif role == "script_path":
+            target = _resolve_script(ctx, value, fname, problems)
+        elif role == "instance_path":
+            instance, instance_ok = _resolve_instance(ctx, value, fname, problems, what="instance")
+        elif role == "parent_path":
+            parent, _ = _resolve_instance(ctx, value, fname, problems, what="parent")
+    for fname, role in roles.items():
+        if role == "new_script_path" and project is not None:
+            cls_field = spec.field_for("script_class")
+            cls = args.get(cls_field) if cls_field and cls_field not in bad else None
+            target = _create_script(ctx, args[fname], fname, cls if cls in SCRIPT_CLASSES else None, problems)
+
+    # classes, names, properties
+    cls_value: str | None = None
+    for fname, role in roles.items():
+        value = args[fname]
+        if role in ("class_name", "known_class"):
+            if _check_class(api, value, fname, creatable=(role == "class_name"), problems=problems):
+                cls_value = value
+            else:
+                cls_value = value if api.has_class(value) else None
+        elif role == "instance_name" and parent is not None and spec.unique_names:
+            existing = parent.child(value)
+            if existing is not None and (ctx.overlay is None or ctx.overlay.is_live(existing)):
+                problems.append(Problem(
+                    M.INVALID_ARGUMENT,
+                    f"{display(parent)} already has a child named '{value}' ({existing.class_name}). "
+                    f"Pick another name, or modify the existing instance.", field=fname,
+                    hint=f"Children of {display(parent)}: {children_listing(parent)}."))
+                bad.add(fname)
+    prop_field = next((f for f, r in roles.items() if r == "property"), None)
+    value_field = next((f for f, r in spec.roles.items() if r == "property_value"), None)
+    if prop_field is not None and instance is not None and instance_ok:
+        ptype = _check_property(api, instance, args[prop_field], prop_field, problems)
+        if ptype is not None and value_field is not None and value_field in args and value_field not in bad:
+            vp = check_value(api, ptype, args[value_field], lambda p: _lookup_instance(ctx, p))
+            if vp is not None:
+                problems.append(Problem(
+                    vp.code, f"The value for {instance.class_name}.{args[prop_field]} does not fit: {vp.message}.",
+                    field=value_field, suggestions=vp.suggestions))
+
+    # Luau content
+    for fname, role in roles.items():
+        if role == "luau":
+            _check_content(ctx, args[fname], fname, target, problems)
+
+    # effects
+    if project is None:
+        return
+    if spec.effect == "create_instance" and parent is not None:
+        name_field = spec.field_for("instance_name")
+        cls_field = spec.field_for("class_name") or spec.field_for("known_class")
+        name = args.get(name_field) if name_field else None
+        if isinstance(name, str) and name.strip() and name_field not in bad:
+            cls = args.get(cls_field) if cls_field else None
+            node = ctx.ensure_overlay().create(parent, name, cls if isinstance(cls, str) else "Instance")
+            if cls_value is None:
+                node.class_guessed = True
+    elif spec.effect == "delete":
+        node = target.node if target is not None else (instance if instance_ok else None)
+        if node is not None:
+            ctx.deleted[display(node)] = ctx.label
+            for n in (node, *node.descendants()):
+                for fp in n.file_paths:
+                    ctx.deleted[fp] = ctx.label
+            ctx.ensure_overlay().delete(node)
+
+
+def _api():
+    from ..project.api import load_api
+
+    return load_api()
+
+
+# -- paths ----------------------------------------------------------------------------------
+def _parse(ctx: CallContext, value: str, fname: str, problems: list[Problem]) -> PathRef | None:
+    try:
+        return parse_path(value, ctx.root, ctx.project.api.services)
+    except PathError as exc:
+        problems.append(Problem(exc.code, str(exc), field=fname))
+        return None
+
+
+def _lookup_instance(ctx: CallContext, text: str) -> Instance | None:
+    try:
+        ref = parse_path(text, ctx.root, ctx.project.api.services)
+    except PathError:
+        return None
+    if ref.form == "file":
+        found = _file_nodes(ctx, ref.text)
+        return found[0] if found else None
+    node, rest = ctx.index.resolve_partial(ref.text)
+    return node if node is not None and not rest else None
+
+
+def _file_nodes(ctx: CallContext, rel: str) -> list[Instance]:
+    if ctx.overlay is not None:
+        return ctx.overlay.instances_for_file(rel)
+    return list(ctx.project.file_instances.get(rel, ()))
+
+
+def _strict(node: Instance) -> bool:
+    """True when a missing child of ``node`` is certainly absent for a tool acting on the
+    project (the node is closed, or open only by Rojo's default ``$ignoreUnknownInstances``)."""
+    return node.open_reason is None or node.open_reason == OPEN_DEFAULT_IGNORE
+
+
+def _resolve_instance(ctx: CallContext, value: str, fname: str, problems: list[Problem], *,
+                      what: str) -> tuple[Instance | None, bool]:
+    """``(node, known)``: ``known`` is False when the path lies under an open node (a
+    warning was added, the node returned is the deepest existing one)."""
+    ref = _parse(ctx, value, fname, problems)
+    if ref is None:
+        return None, False
+    if ref.form == "file":
+        nodes = _file_nodes(ctx, ref.text)
+        if nodes:
+            return nodes[0], True
+        problems.append(_unknown_file(ctx, ref, fname, want_script=False))
+        return None, False
+    node, rest = ctx.index.resolve_partial(ref.text)
+    if node is not None and not rest:
+        return node, True
+    problem = _unknown_instance(ctx, ref, node, rest, fname, scripts=False)
+    if node is not None and not _strict(node):
+        problem.severity = "warning"
+        problem.message += f" It may exist at run time ({node.open_reason}), so this is not an error."
+        problems.append(problem)
+        return None, False
+    problems.append(problem)
+    return None, False
+
+
+def _resolve_script(ctx: CallContext, value: str, fname: str, problems: list[Problem]) -> _Target | None:
+    ref = _parse(ctx, value, fname, problems)
+    if ref is None:
+        return None
+    api = ctx.project.api
+    if ref.form == "file":
+        nodes = _file_nodes(ctx, ref.text)
+        scripts = [n for n in nodes if is_script(api, n)]
+        if scripts:
+            return _Target(scripts[0], ref.text, ref.text)
+        if nodes:
+            problems.append(Problem(M.INVALID_ARGUMENT, f"'{ref.raw}' defines {display(nodes[0])} "
+                                                        f"({nodes[0].class_name}), which is not a script.", field=fname))
+            return None
+        problems.append(_unknown_file(ctx, ref, fname, want_script=True))
+        return None
+    node, rest = ctx.index.resolve_partial(ref.text)
+    if node is None or rest:
+        problems.append(_unknown_instance(ctx, ref, node, rest, fname, scripts=True))
+        return None
+    if not is_script(api, node):
+        names, total = scripts_under(api, node)
+        hint = (f"Scripts under {display(node)}: {', '.join(names)}" + (f" … ({total} in all)" if total > len(names) else "") + "."
+                if names else None)
+        problems.append(Problem(M.INVALID_ARGUMENT, f"'{ref.raw}' is a {node.class_name}, not a script.", field=fname,
+                                suggestions=tuple(f"{display(node)}.{n}" for n in names[:3]), hint=hint))
+        return None
+    rel = ctx.project.file_for_instance(node) if node.file_paths else None
+    return _Target(node, rel, display(node))
+
+
+def _unknown_instance(ctx: CallContext, ref: PathRef, node: Instance | None, rest: list[str], fname: str,
+                      *, scripts: bool) -> Problem:
+    api = ctx.project.api
+    index = ctx.index
+    kind = "Script" if scripts else "Path"
+    if node is None:
+        first = rest[0] if rest else ref.text
+        if not rest:
+            return Problem(M.INVALID_ARGUMENT, f"'{ref.raw}' is not a valid instance path "
+                                               f"(write it as ServerScriptService.Folder.Name).", field=fname)
+        names = [c.name for c in index.datamodel.all_children()] + sorted(api.services)
+        ranked = [c for c, _ in rank(first, names, limit=5)]
+        sugg = [".".join([c, *rest[1:]]) for c in ranked]
+        msg = f"{kind} '{ref.raw}' does not exist: '{first}' is not a service or a top-level instance of the game."
+        if sugg:
+            msg += f" Did you mean '{sugg[0]}'?"
+        top = ", ".join(c.name for c in index.datamodel.all_children()[:15])
+        return Problem(M.UNKNOWN_PATH, msg, field=fname, suggestions=tuple(sugg), hint=f"Top-level services in the project: {top}.")
+    missing = rest[0]
+    base = display(node)
+    children = [c.name for c in node.all_children()]
+    ranked = [c for c, _ in rank(missing, children, limit=5)]
+    sugg: list[str] = []
+    for cand in ranked:
+        full = ".".join([base, cand, *rest[1:]]) if base != "game" else ".".join([cand, *rest[1:]])
+        if len(rest) == 1 or _resolves(index, full):
+            sugg.append(full)
+    if not sugg and scripts and len(rest) == 1:
+        # a script deeper down (``ServerScriptService.Bootstrp`` -> ``...Server.Bootstrap``)
+        names, _ = scripts_under(api, node, limit=2000)
+        by_last: dict[str, str] = {}
+        for n in names:
+            by_last.setdefault(n.rsplit(".", 1)[-1], n)
+        sugg = [f"{base}.{by_last[c]}" if base != "game" else by_last[c]
+                for c, _ in rank(missing, list(by_last), limit=3)]
+    if not sugg and len(rest) == 1:
+        # the name exists elsewhere (wrong parent)?
+        last = rest[-1]
+        for other in ctx.names.get(ctx.project, last)[:3]:
+            if ctx.overlay is None or ctx.overlay.is_live(other):
+                sugg.append(display(other))
+    full_missing = ref.raw.strip()
+    msg = f"{kind} '{full_missing}' does not exist: {base} has no child '{missing}'."
+    gone = _deleted_by(ctx, [base, *rest] if base != "game" else list(rest))
+    if gone:
+        msg = f"{kind} '{full_missing}' does not exist any more: {gone}."
+    if sugg:
+        msg += f" Did you mean '{sugg[0]}'?"
+    if scripts:
+        names, total = scripts_under(api, node)
+        hint = (f"Scripts under {base}: {', '.join(names)}" + (f" … ({total} in all)" if total > len(names) else "") + "."
+                if names else f"There are no scripts under {base}; its children: {children_listing(node)}.")
+    else:
+        hint = f"Children of {base}: {children_listing(node)}."
+    return Problem(M.UNKNOWN_PATH, msg, field=fname, suggestions=tuple(dict.fromkeys(sugg)), hint=hint)
+
+
+def _deleted_by(ctx: CallContext, parts: list[str]) -> str | None:
+    if not ctx.deleted:
+        return None
+    for k in range(len(parts), 0, -1):
+        path = ".".join(parts[:k])
+        who = ctx.deleted.get(path)
+        if who is not None:
+            return f"{path} was deleted by {who}"
+    return None
+
+
+def _resolves(index, dotted: str) -> bool:
+    node, rest = index.resolve_partial(dotted)
+    return node is not None and not rest
+
+
+def _unknown_file(ctx: CallContext, ref: PathRef, fname: str, *, want_script: bool) -> Problem:
+    rel = ref.text
+    directory, base = posixpath.split(rel)
+    if ctx.overlay is not None:
+        all_files = list(ctx.overlay.file_paths())
+    else:
+        all_files = list(ctx.project.file_instances)
+    luau = [f for f in all_files if f.endswith((".luau", ".lua"))] if want_script else all_files
+    same_dir = [f for f in luau if posixpath.dirname(f) == directory]
+    ranked = _rank_files(base, same_dir + [f for f in luau if posixpath.dirname(posixpath.dirname(f)) == directory
+                                           and posixpath.basename(f).startswith("init.")], 5)
+    if not ranked:
+        ranked = _rank_files(base, luau, 3)
+    msg = f"File '{ref.raw}' is not a {'script ' if want_script else ''}file of the project."
+    root = ctx.root
+    if rel in ctx.deleted:
+        msg = f"File '{ref.raw}' does not exist any more: it was deleted by {ctx.deleted[rel]}."
+    elif root is not None and os.path.isfile(os.path.join(root, rel)):
+        msg = f"File '{ref.raw}' exists but the project does not sync it into the game (ignored or outside every $path)."
+    if ranked:
+        msg += f" Did you mean '{ranked[0]}'?"
+    listing = [posixpath.basename(f) for f in sorted(same_dir)][:12]
+    hint = (f"Scripts in {directory or 'the project root'}/: {', '.join(listing)}"
+            + (f" … ({len(same_dir)} in all)" if len(same_dir) > 12 else "") + "." if listing else None)
+    return Problem(M.UNKNOWN_PATH, msg, field=fname, suggestions=tuple(ranked), hint=hint)
+
+
+def _stem(name: str) -> str:
+    return name.split(".", 1)[0]
+
+
+def _rank_files(base: str, files: list[str], limit: int) -> list[str]:
+    """Files whose name stem (``Bootstrap`` of ``Bootstrap.server.luau``) equals or is
+    close to ``base``'s, best first."""
+    by_stem: dict[str, list[str]] = {}
+    for f in files:
+        stem = _stem(posixpath.basename(f))
+        if stem == "init":  # src/shared/Config/init.luau is the module 'Config'
+            stem = posixpath.basename(posixpath.dirname(f)) or stem
+        by_stem.setdefault(stem, []).append(f)
+    want = _stem(base)
+    out = [f for f in by_stem.get(want, []) if posixpath.basename(f) != base]
+    for stem, _ in rank(want, [s for s in by_stem if s != want], limit=limit):
+        out.extend(by_stem[stem])
+    return out[:limit]
+
+
+def _create_script(ctx: CallContext, value: str, fname: str, cls: str | None, problems: list[Problem]) -> _Target | None:
+    ref = _parse(ctx, value, fname, problems)
+    if ref is None:
+        return None
+    ov = ctx.ensure_overlay()
+    if ref.form == "file":
+        existing = ov.instances_for_file(ref.text)
+        if existing:
+            problems.append(Problem(M.INVALID_ARGUMENT, f"'{ref.raw}' already exists ({display(existing[0])}); "
+                                                        f"use patch_script to change it.", field=fname,
+                                    suggestions=("patch_script",)))
+            return _Target(existing[0], ref.text, ref.text)
+        # an instance of the same name in the directory's instance?
+        directory = posixpath.dirname(ref.text)
+        from .overlay import script_file_rule
+
+        rule = script_file_rule(posixpath.basename(ref.text))
+        holder = ov.dir_instance(directory)
+        if rule is not None and holder is not None and holder.child(rule[1]) is not None \
+                and not posixpath.basename(ref.text).startswith("init."):
+            other = holder.child(rule[1])
+            problems.append(Problem(M.INVALID_ARGUMENT, f"{display(holder)} already has a child named '{rule[1]}' "
+                                                        f"({other.class_name}); a new '{posixpath.basename(ref.text)}' "
+                                                        f"would collide with it.", field=fname))
+            return None
+        node, reason = ov.place_file(ref.text)
+        if node is None:
+            dirs = [f"{d or '.'}/ ({display(n)})" for d, n in ov.synced_dirs() if n.class_name == "Folder"
+                    or d.count("/") <= 1][:10]
+            problems.append(Problem(M.UNKNOWN_PATH, f"Cannot create '{ref.raw}': {reason}.", field=fname,
+                                    hint=f"Synced directories: {', '.join(dirs)}." if dirs else None))
+            return None
+        return _Target(node, ref.text, ref.text)
+    node, rest = ctx.index.resolve_partial(ref.text)
+    if node is not None and not rest:
+        problems.append(Problem(M.INVALID_ARGUMENT, f"'{ref.raw}' already exists ({node.class_name}); use patch_script "
+                                                    f"to change it.", field=fname, suggestions=("patch_script",)))
+        return _Target(node, None, display(node))
+    if node is None or len(rest) > 1:
+        problems.append(_unknown_instance(ctx, ref, node, rest[:-1] if len(rest) > 1 else rest, fname, scripts=False))
+        return None
+    name = rest[0]
+    cls = cls or "ModuleScript"
+    rel = f"{node.dir_path}/{name}{CLASS_SUFFIX[cls]}" if node.dir_path else None
+    if node.dir_path == "":
+        rel = f"{name}{CLASS_SUFFIX[cls]}"
+    created = ov.create(node, name, cls, file=rel)
+    return _Target(created, rel, display(created))
+
+
+# -- classes and properties ------------------------------------------------------------------
+def _check_class(api, value: str, fname: str, *, creatable: bool, problems: list[Problem]) -> bool:
+    if creatable and api.is_creatable(value):
+        return True
+    if not creatable and api.has_class(value):
+        return True
+    pool = sorted(api.creatable) if creatable else list(api.class_names())
+    sugg = [c for c, _ in rank(value, pool, limit=5)]
+    if api.has_class(value):
+        if api.is_service(value):
+            msg = f"'{value}' is a service: it already exists (game:GetService(\"{value}\")) and cannot be created."
+        else:
+            msg = f"Class '{value}' cannot be created with Instance.new (it is abstract or engine-made)."
+            subs = [c for c in api.creatable if api.is_a(c, value)]
+            sugg = sorted(subs, key=len)[:5] or sugg
+    else:
+        msg = f"There is no Roblox class named '{value}'."
+    if sugg:
+        msg += f" Did you mean '{sugg[0]}'?"
+    problems.append(Problem(M.UNKNOWN_CLASS, msg, field=fname, suggestions=tuple(sugg)))
+    return False
+
+
+def _check_property(api, node: Instance, prop: str, fname: str, problems: list[Problem]) -> str | None:
+    """The property's type, or ``None`` after reporting (or when the class is unknown)."""
+    cls = node.class_name
+    if node.class_guessed or not api.has_class(cls):
+        return None
+    member = api.member(cls, prop)
+    if member is not None and member.kind == "Property":
+        if member.deprecated:
+            repl = f" Use '{member.deprecated_replacement}' instead." if member.deprecated_replacement else ""
+            problems.append(Problem(M.DEPRECATED_PROPERTY, f"{cls}.{prop} is deprecated.{repl}", field=fname,
+                                    severity="warning",
+                                    suggestions=(member.deprecated_replacement,) if member.deprecated_replacement else ()))
+        return member.type
+    # lower-case names in the API data are legacy serialization aliases (``siz``), not API
+    props = [n for n, m in api.members(cls).items() if m.kind == "Property" and not m.deprecated and n[:1].isupper()]
+    sugg = [c for c, _ in rank(prop, props, limit=5)]
+    if member is not None:
+        msg = f"'{prop}' is a{'n' if member.kind[0] in 'AEIOU' else ''} {member.kind.lower()} of {cls}, not a property."
+    else:
+        msg = f"{cls} ({display(node)}) has no property '{prop}'."
+    if sugg:
+        msg += f" Did you mean '{sugg[0]}'?"
+    common = ", ".join(sorted(props, key=lambda p: (len(p), p))[:15])
+    problems.append(Problem(M.UNKNOWN_PROPERTY, msg, field=fname, suggestions=tuple(sugg),
+                            hint=f"Some properties of {cls}: {common}."))
+    return None
+
+
+# -- content ----------------------------------------------------------------------------------
+def _check_content(ctx: CallContext, content: Any, fname: str, target: _Target | None, problems: list[Problem]) -> None:
+    if not isinstance(content, str):
+        problems.append(Problem(M.INVALID_ARGUMENT, f"Field '{fname}' must be a string of Luau source, got {_got(content)}.",
+                                field=fname))
+        return
+    size = len(content.encode("utf-8", errors="surrogatepass"))
+    if size > ctx.max_content_bytes:
+        problems.append(Problem(M.INVALID_ARGUMENT, f"Field '{fname}' is {size:,} bytes, over the {ctx.max_content_bytes:,}-byte "
+                                                    f"limit for one script; it was not checked. Split the script into "
+                                                    f"modules.", field=fname))
+        return
+    node = target.node if target is not None else None
+    rel = target.rel if target is not None else None
+    shown = (target.display if target is not None else None) or "<content>"
+    findings = lint_as(ctx.engine, content, node, rel, shown, ctx.overlay)
+    for f in findings:
+        sev = "error" if f.severity == Severity.ERROR else "warning"
+        problems.append(Problem(f.rule, f"Line {f.range.start.line + 1}: {f.message}", field=fname,
+                                suggestions=tuple(f.suggestions), severity=sev, range=f.range.to_json()))
+
+
+def lint_as(engine, text: str, node: Instance | None, rel: str | None, shown: str, overlay: Overlay | None,
+            *, count: bool = True) -> list:
+    """Every code check of ``engine`` on ``text`` as the content of script ``node`` (file
+    ``rel``), in patch mode, against ``overlay``'s view when it changed.  Findings'
+    ``file`` is ``shown``.  With ``count`` False the engine's stats are left as they were."""
+    ctx = engine.make_context(text, None, mode="patch")
+    ctx.path = rel or shown
+    if overlay is not None and overlay.changed:
+        ctx.project = overlay.view
+    ctx.scripts = [node] if node is not None else []
+    if count:
+        return engine.run_checks(ctx, display_path=shown)
+    saved = engine.stats.copy()
+    try:
+        return engine.run_checks(ctx, display_path=shown)
+    finally:
+        engine.stats.clear()
+        engine.stats.update(saved)

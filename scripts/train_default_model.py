@@ -14,7 +14,9 @@ Data (all project-owned, see ``luaguard.guard.corpus``)
       header of ``format_prompt_context`` (script path, parent, siblings, child lists of the
       containers the script uses), so the model learns to copy names from that header;
     * every ``.luau``/``.lua`` file under ``samples/`` at training time (repeated
-      ``SAMPLE_REPEATS`` times; none is required);
+      ``SAMPLE_REPEATS`` times; none is required), except ``samples/patches/`` whose files
+      are deliberately broken (invented paths, placeholders, missing ``end``) linter
+      fixtures - exactly what the model should not learn;
     * validation: ``VAL_SCRIPTS`` scripts from a different seed (different trees).
     Documents are joined with ``<|endoftext|>`` and packed into ``CONTEXT``-token windows.
     ``FIM_RATE`` of the training documents are rearranged for fill-in-the-middle
@@ -76,23 +78,25 @@ from luaguard.guard.corpus import (  # noqa: E402
 
 SEED = 20240611
 VAL_SEED = 777
-N_SCRIPTS = 24000
+N_SCRIPTS = 16000
 VAL_SCRIPTS = 300
 SAMPLE_REPEATS = 3
+SAMPLE_EXCLUDE = ("patches",)  # samples/patches: deliberately broken linter fixtures
 TOKENIZER_SCRIPTS = 6000
 VOCAB_SIZE = 4096
 CONTEXT = 512
-D_MODEL = 192
-LAYERS = 4
-HEADS = 3
-FFN = 512
-BATCH = 16
-STEPS = 700
+D_MODEL = 128
+LAYERS = 6
+HEADS = 4
+FFN = 384
+BATCH = 8
+STEPS = 1400
 LR = 3e-3
 WARMUP = 60
 FIM_RATE = 0.15
-EVAL_EVERY = 50
+EVAL_EVERY = 100
 EVAL_BATCHES = 8
+MAX_MINUTES = 26.0
 
 EOT = "<|endoftext|>"
 FIM_PREFIX, FIM_MIDDLE, FIM_SUFFIX, FIM_PAD = "<fim_prefix>", "<fim_middle>", "<fim_suffix>", "<fim_pad>"
@@ -254,7 +258,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lr", type=float, default=LR)
     ap.add_argument("--vocab", type=int, default=VOCAB_SIZE)
     ap.add_argument("--fim-rate", type=float, default=FIM_RATE)
-    ap.add_argument("--max-minutes", type=float, default=30.0, help="stop training after this wall time")
+    ap.add_argument("--max-minutes", type=float, default=MAX_MINUTES,
+                    help="training wall-time budget: the LR schedule follows whichever of steps or time runs out first")
     ap.add_argument("--samples", type=Path, default=REPO / "samples")
     args = ap.parse_args(argv)
 
@@ -269,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:
     report: dict[str, object] = {}
 
     # ---- data
-    samples = sample_sources(args.samples)
+    samples = sample_sources(args.samples, exclude=SAMPLE_EXCLUDE)
     texts = build_texts(args.scripts, SEED, args.fim_rate, samples)
     val_texts = [ex.text for ex in generate_scripts(VAL_SCRIPTS, VAL_SEED)]
     n_chars = sum(map(len, texts))
@@ -316,10 +321,15 @@ def main(argv: list[str] | None = None) -> int:
         lr=args.lr, betas=(0.9, 0.95), eps=1e-8,
     )
 
-    def lr_at(step: int) -> float:
+    budget_s = args.max_minutes * 60
+
+    def progress_at(step: int, elapsed: float) -> float:
+        """Fraction of training done: by steps, or by wall time when the machine is slow."""
+        return max(step / args.steps, elapsed / budget_s)
+
+    def lr_at(step: int, progress: float) -> float:
         if step < WARMUP:
             return args.lr * (step + 1) / WARMUP
-        progress = (step - WARMUP) / max(1, args.steps - WARMUP)
         return args.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, progress))))
 
     @torch.no_grad()
@@ -344,14 +354,21 @@ def main(argv: list[str] | None = None) -> int:
     running = None
     step = 0
     stopped_early = False
+    lr = 0.0
     for step in range(args.steps):
+        progress = progress_at(step, time.time() - t_train)
+        if progress >= 1.0:
+            log(f"wall-clock budget reached: stopping before step {step + 1} ({args.max_minutes} min)")
+            stopped_early = True
+            break
+        lr = lr_at(step, progress)
         if pos + args.batch > order.numel():
             order = torch.randperm(train_ids.shape[0], generator=gen)
             pos = 0
         x = train_ids[order[pos: pos + args.batch]]
         pos += args.batch
         for group in opt.param_groups:
-            group["lr"] = lr_at(step)
+            group["lr"] = lr
         loss = model(input_ids=x, labels=x).loss
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -364,14 +381,14 @@ def main(argv: list[str] | None = None) -> int:
             curve.append((step + 1, round(running, 4), None if val is None else round(val, 4)))
             el = time.time() - t_train
             log(f"step {step + 1:5d}/{args.steps}  train {running:.3f}  val {'-' if val is None else f'{val:.3f}'}  "
-                f"lr {lr_at(step):.2e}  {tokens_seen / el:,.0f} tok/s  {el / 60:.1f} min")
-        if (time.time() - t_train) / 60 > args.max_minutes:
-            log(f"wall-clock guard: stopping after step {step + 1} ({args.max_minutes} min)")
-            stopped_early = True
-            break
+                f"lr {lr:.2e}  {tokens_seen / el:,.0f} tok/s  {el / 60:.1f} min")
     train_seconds = time.time() - t_train
-    steps_done = step + 1
+    steps_done = step + (0 if stopped_early else 1)
     final_val = evaluate(model)
+    if curve and curve[-1][0] == steps_done:
+        curve[-1] = (steps_done, curve[-1][1], round(final_val, 4))
+    else:
+        curve.append((steps_done, round(running or 0.0, 4), round(final_val, 4)))
     model.eval()
 
     # ---- fp16 round trip

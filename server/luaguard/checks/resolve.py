@@ -269,8 +269,10 @@ class Resolver:
         if t is A.ExprGroup:
             return self.value(expr.expr)
         if t is A.ExprTypeAssertion:
-            self.value(expr.expr)  # still check the asserted expression itself
-            return self._annotated(expr.annotation)
+            inner = self.value(expr.expr)
+            if inner.nodes:
+                return inner  # a cast does not move an instance in the tree
+            return self._annotated(expr.annotation)  # `:: Part` is a Part, `:: any` opts out
         return UNKNOWN
 
     def _global(self, name: str) -> Value:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from ..config import Settings
-from ..engine import LUAU_SUFFIXES, Engine
+from ..engine import INTERNAL_ERROR, LUAU_SUFFIXES, Engine
 from ..findings import Finding
 from ..workspace import has_project_file
 from .convert import PositionEncoder, findings_to_diagnostics, prepare_text
@@ -91,48 +91,21 @@ def build_engine(root: Path | None, settings: Settings, report: Callable[[str, i
     return result
 
 
-class _GuardedCheck:
-    """A check whose exceptions are recorded instead of raised (so one broken check
-    does not take the others' findings with it)."""
-
-    def __init__(self, check, errors: list[str]) -> None:
-        self.inner = check
-        self.rules = check.rules
-        self._errors = errors
-
-    def check(self, ctx) -> list[Finding]:
-        try:
-            return list(self.inner.check(ctx))
-        except Exception:  # noqa: BLE001
-            self._errors.append(f"check {type(self.inner).__name__} failed:\n{traceback.format_exc()}")
-            return []
-
-
 def lint_document(engine: Engine, text: str, path: Path | None) -> tuple[list[Finding], list[str]]:
-    """Lint buffer text as the file ``path`` with the checks that still work.
+    """Lint buffer text as the file ``path``.
 
     ``text`` must have gone through :func:`~luaguard.lsp.convert.prepare_text`.  Binary
     content, over-size buffers and invalid text give one finding (the engine's
-    ``lint_bytes`` rules).  When the engine raises, the lint is run again with every
-    check guarded, so the findings of the working checks are still returned (with the
-    engine's de-duplication and suppressions); the tracebacks are returned as
-    ``errors``.  Never raises.
+    ``lint_bytes`` rules).  The engine turns a failing check into an
+    ``internal_error`` finding and keeps the other checks' findings; those are returned
+    as ``errors`` (for the log) rather than published.  Never raises.
     """
     try:
-        return engine.lint_bytes(text.encode("utf-8"), path), []  # type: ignore[arg-type]
-    except Exception:  # noqa: BLE001
-        first = traceback.format_exc()
-    errors: list[str] = []
-    saved = engine.checks
-    engine.checks = [_GuardedCheck(c, errors) for c in saved]
-    try:
-        ctx = engine.make_context(text, path)
-        found = engine.run_checks(ctx, display_path=str(path) if path is not None else None)
-    except Exception:  # noqa: BLE001 - the failure is outside the checks (parser ...)
-        return [], [first]
-    finally:
-        engine.checks = saved
-    return found, errors or [first]
+        found = engine.lint_bytes(text.encode("utf-8"), path)  # type: ignore[arg-type]
+    except Exception:  # noqa: BLE001 - defensive: the engine is not supposed to raise
+        return [], [traceback.format_exc()]
+    errors = [f.message for f in found if f.rule == INTERNAL_ERROR]
+    return [f for f in found if f.rule != INTERNAL_ERROR], errors
 
 
 class EngineHost:

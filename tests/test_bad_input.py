@@ -57,3 +57,34 @@ def test_missing_and_malformed_project_files_do_not_crash(tmp_path):
 def test_unreadable_path_is_a_finding(tmp_path):
     [f] = Engine().lint_file(tmp_path / "missing.luau")
     assert f.rule == "unreadable_file"
+
+
+def test_hostile_nesting_through_every_check(tmp_path):
+    import threading
+    import time
+
+    cases = [
+        "x = " + "(" * 10000 + "1" + ")" * 10000,
+        "local v = game" + ".Child" * 950,
+        "local v = game" + ":FindFirstChild('a')" * 400,
+        "f = " + "function() " * 2000 + "end " * 2000,
+        "local t = " + "{" * 3000 + "}" * 3000,
+        "print(" + "'x'.." * 5000 + "'y')",
+    ]
+    engine = Engine(PLACE)
+    results: list = []
+
+    def run():  # in a worker thread, as the language server runs checks
+        for src in cases:
+            t0 = time.perf_counter()
+            found = engine.lint_text(src, PLACE / "src/server/Bootstrap.server.luau")
+            results.append((time.perf_counter() - t0, [f.rule for f in found]))
+
+    th = threading.Thread(target=run)
+    th.start()
+    th.join(120)
+    assert not th.is_alive()
+    assert len(results) == len(cases)
+    for elapsed, rules in results:
+        assert elapsed < 20
+        assert "internal_error" not in rules

@@ -175,8 +175,13 @@ def test_inline_suppression(project):
 
 
 def test_syntax_error_elsewhere_does_not_hide_path_findings(project):
-    src = "local function broken()\n  local x = (1 +\nend\n\nprint(game.ReplicatedStorage.Shared.Modulez)\n-- TODO later\n"
+    src = (
+        "local function broken()\n  local x = (1 +\nend\n\nprint(game.ReplicatedStorage.Shared.Modulez)\n-- TODO later\n"
+        'local p = Instance.new("Partt")\nprint(undefinedThing)\n'
+    )
     found = lint(project, src)
     assert ("unknown_instance", 5) in rules(found)
     assert ("placeholder", 6) in rules(found)
+    assert ("unknown_class", 7) in rules(found)
+    assert ("undefined_variable", 8) in rules(found)
     assert any(f.rule in ("syntax_error", "unbalanced_bracket") for f in found)

@@ -25,9 +25,7 @@ from pathlib import Path
 from typing import Iterable
 
 from .checks.base import CheckContext
-from .checks.placeholders import PlaceholderCheck
 from .checks.runtime_names import RuntimeNames, created_names
-from .checks.structure import LexicalCheck, StructureCheck
 from .config import Settings
 from .findings import Finding, Severity
 from .luau.lexer import tokenize

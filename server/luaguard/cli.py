@@ -202,8 +202,7 @@ def _check_diff(args: argparse.Namespace, err: Callable[[str], None]) -> int:
     if args.paths:
         raise UsageError("--diff takes no PATHS (the diff names its files)")
     data = _read_input(args.diff, "diff")
-    first = Path(args.diff) if args.diff != "-" else None
-    engine = make_engine(args, err, first if args.project is None and first is not None else None)
+    engine = make_engine(args, err)  # the diff's paths are relative to the project found from here
     if engine.root is None:
         raise UsageError("--diff needs a project (pass --project DIR)")
     report = patch_report(engine, args.stdin_filename, diff=data.decode("utf-8", errors="replace"))

@@ -35,10 +35,40 @@ def command(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
 
 
 @command("luaguard.stats")
-def stats(server, *args: Any) -> dict:
-    """``{"rules": {rule_id: count}, "files": n}``: findings by rule over every lint in
-    this session and the number of distinct files linted."""
-    return server.host.stats()
+async def stats(server, *args: Any) -> dict:
+    """``{"rules": {rule_id: count}, "files": n, "toolcalls": {...}}``: findings by rule
+    over every lint and validation in this session, the number of distinct files
+    linted, and tool-call counts (see :func:`luaguard.toolcalls.api.stats`)."""
+    from ..toolcalls import api
+
+    result = server.host.stats()
+    toolcalls = await server.host.engine_worker.run(lambda: api.stats(server.host.engine)["toolcalls"])
+    result["toolcalls"] = toolcalls
+    return result
+
+
+@command("luaguard.validateToolCall")
+async def validate_tool_call(server, payload: Any = None, *args: Any) -> list:
+    """Validate one call, an array, JSONL, an OpenAI message or a plan (a JSON string or
+    the parsed value); returns :func:`luaguard.toolcalls.api.validate_calls`'s list."""
+    from ..toolcalls import api
+
+    host = server.host
+    await host.wait_ready(30)
+    return await host.engine_worker.run(api.validate_calls, host.engine, payload)
+
+
+@command("luaguard.validatePatch")
+async def validate_patch(server, uri: Any = None, content: Any = None, diff: Any = None, *args: Any) -> dict:
+    """Validate an AI patch for ``uri``: full new ``content`` or a unified ``diff``
+    (patch mode); returns :func:`luaguard.toolcalls.api.validate_patch`'s dict."""
+    from ..toolcalls import api
+
+    if isinstance(uri, dict):  # a single object argument: {"uri", "content", "diff"}
+        uri, content, diff = uri.get("uri"), uri.get("content"), uri.get("diff")
+    host = server.host
+    await host.wait_ready(30)
+    return await host.engine_worker.run(api.validate_patch, host.engine, uri, content, diff)
 
 
 def _wrap(name: str, fn: Callable[..., Any]):

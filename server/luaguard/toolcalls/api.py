@@ -62,7 +62,7 @@ from urllib.parse import unquote, urlparse
 
 from ..findings import Severity
 from . import model as M
-from .calls import CallContext, NameIndex, check_call
+from .calls import CallContext, NameIndex
 from .diffs import DiffReport, check_content, check_diff
 from .feedback import feedback_for, patch_feedback
 from .model import CallResult, Problem
@@ -70,10 +70,6 @@ from .overlay import DirMap
 from .plans import check_plan, check_sequence
 from .reader import read_calls
 from .schemas import ToolSet, build_toolset
-
-#: Codes counted into ``engine.stats`` by the call checks (content findings are counted
-#: by the engine itself).
-_COUNTED = frozenset(M.TOOLCALL_CODES) | {M.DEPRECATED_PROPERTY}
 
 
 @dataclass
@@ -146,7 +142,7 @@ def check_calls(engine, data: Any, *, extra_tool_files: Iterable[str | os.PathLi
         st.counts["calls"] += 1
         st.counts["valid" if r.valid else "invalid"] += 1
         for p in (*r.errors, *r.warnings):
-            if p.code in _COUNTED:
+            if not p.from_content:
                 engine.stats[p.code] += 1
     return results
 

@@ -34,7 +34,15 @@ from ..project.tree import Instance
 from . import model as M
 from .model import CallRecord, CallResult, Problem
 from .overlay import CLASS_SUFFIX, DirMap, Overlay
-from .paths import PathError, PathRef, children_listing, display, is_script, parse_path, scripts_under
+from .paths import (
+    PathError,
+    PathRef,
+    children_listing,
+    display,
+    is_script,
+    parse_path,
+    scripts_under,
+)
 from .schemas import SCRIPT_CLASSES, ToolSet, ToolSpec
 from .values import check_value
 
@@ -517,8 +525,8 @@ def _unknown_instance(ctx: CallContext, ref: PathRef, node: Instance | None, res
         by_last: dict[str, str] = {}
         for n in names:
             by_last.setdefault(n.rsplit(".", 1)[-1], n)
-        sugg = [f"{base}.{by_last[c]}" if base != "game" else by_last[c]
-                for c, _ in rank(missing, list(by_last), limit=3)]
+        close = ([missing] if missing in by_last else []) + [c for c, _ in rank(missing, list(by_last), limit=3)]
+        sugg = [f"{base}.{by_last[c]}" if base != "game" else by_last[c] for c in close]
     if not sugg and len(rest) == 1:
         # the name exists elsewhere (wrong parent)?
         last = rest[-1]
@@ -560,16 +568,22 @@ def _resolves(index, dotted: str) -> bool:
 def _unknown_file(ctx: CallContext, ref: PathRef, fname: str, *, want_script: bool) -> Problem:
     rel = ref.text
     directory, base = posixpath.split(rel)
-    if ctx.overlay is not None:
-        all_files = list(ctx.overlay.file_paths())
-    else:
-        all_files = list(ctx.project.file_instances)
-    luau = [f for f in all_files if f.endswith((".luau", ".lua"))] if want_script else all_files
-    same_dir = [f for f in luau if posixpath.dirname(f) == directory]
-    ranked = _rank_files(base, same_dir + [f for f in luau if posixpath.dirname(posixpath.dirname(f)) == directory
-                                           and posixpath.basename(f).startswith("init.")], 5)
+    suffixes = (".luau", ".lua") if want_script else ("",)
+    holder = ctx.ensure_overlay().dir_instance(directory) if ctx.overlay is not None \
+        else ctx.dirmap.get(ctx.project, directory)
+    same_dir: list[str] = []
+    nearby: list[str] = []  # same directory, plus the init files of its subdirectories
+    if holder is not None:
+        for child in holder.all_children():
+            for fp in child.file_paths:
+                if fp.endswith(suffixes):
+                    nearby.append(fp)
+                    if fp.rsplit("/", 1)[0] == directory if "/" in fp else not directory:
+                        same_dir.append(fp)
+    ranked = _rank_files(base, nearby, 5)
     if not ranked:
-        ranked = _rank_files(base, luau, 3)
+        files = ctx.overlay.file_paths() if ctx.overlay is not None else ctx.project.file_instances
+        ranked = _rank_files(base, [f for f in files if f.endswith(suffixes)], 3)
     msg = f"File '{ref.raw}' is not a {'script ' if want_script else ''}file of the project."
     root = ctx.root
     if rel in ctx.deleted:
@@ -724,7 +738,8 @@ def _check_content(ctx: CallContext, content: Any, fname: str, target: _Target |
     for f in findings:
         sev = "error" if f.severity == Severity.ERROR else "warning"
         problems.append(Problem(f.rule, f"Line {f.range.start.line + 1}: {f.message}", field=fname,
-                                suggestions=tuple(f.suggestions), severity=sev, range=f.range.to_json()))
+                                suggestions=tuple(f.suggestions), severity=sev, range=f.range.to_json(),
+                                from_content=True))
 
 
 def lint_as(engine, text: str, node: Instance | None, rel: str | None, shown: str, overlay: Overlay | None,

@@ -13,7 +13,7 @@ from .model import CallResult, Problem
 
 MAX_CHARS = 1500
 MAX_ITEMS = 6
-MAX_ITEM_CHARS = 400
+MAX_ITEM_CHARS = 600
 
 
 def _clip(text: str, limit: int) -> str:

@@ -51,7 +51,8 @@ class Problem:
     ranked, best first; ``hint`` is extra context for the model (what exists there), used
     in the feedback text only; ``severity`` is ``"error"`` (the call is invalid) or
     ``"warning"``; ``range`` is an LSP range (0-based lines, UTF-16 columns) inside the
-    call's content, for content findings only.
+    call's content, for content findings only; ``from_content`` marks those findings (the
+    engine already counted them in its stats).
     """
 
     code: str
@@ -61,6 +62,7 @@ class Problem:
     hint: str | None = None
     severity: str = "error"
     range: dict | None = None
+    from_content: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """``{"code", "message", "field", "suggestions", "range"}`` (``range`` may be null)."""

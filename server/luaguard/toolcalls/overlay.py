@@ -49,9 +49,9 @@ def script_file_rule(filename: str) -> tuple[str, str] | None:
 class DirMap:
     """Directory (root-relative POSIX path) -> the instance made from it, for one index.
 
-    Built by one walk of the tree on first use; :meth:`get` re-walks once when the
-    index's tree was replaced or a directory is not found (the LSP updates the index
-    in place)."""
+    Built by one walk of the tree on first use; re-walked when the index's tree was
+    replaced, its file count changed, or a node found is no longer attached (the LSP
+    updates the index in place).  A directory that is simply not mapped costs no walk."""
 
     def __init__(self) -> None:
         self._map: dict[str, Instance] = {}
@@ -69,7 +69,7 @@ class DirMap:
         if self._key != (id(index.root), len(index.file_instances)):
             self._build(index)
         node = self._map.get(rel_dir)
-        if node is None or not _attached(node, index.root):
+        if node is not None and not _attached(node, index.root):
             self._build(index)
             node = self._map.get(rel_dir)
         return node

@@ -28,7 +28,14 @@ import json
 import re
 from typing import Any
 
-from .model import INVALID_ARGUMENT, INVALID_CALL, INVALID_JSON, Batch, CallRecord, Problem
+from .model import (
+    INVALID_ARGUMENT,
+    INVALID_CALL,
+    INVALID_JSON,
+    Batch,
+    CallRecord,
+    Problem,
+)
 
 _DECODER = json.JSONDecoder()
 _WS = re.compile(r"[ \t\r\n]*")

@@ -43,6 +43,20 @@ _SERVICE_LOOKUPS = frozenset({"GetService", "FindService"})
 _ALIAS_GLOBALS = {"workspace": "Workspace", "Workspace": "Workspace"}
 
 
+def _suggestible(members: dict) -> tuple[str, ...]:
+    """Member names worth suggesting: not deprecated, and not rbx-dom's lower-case
+    serialization aliases (``siz``, ``shap``) that the API data lists untagged."""
+    out = []
+    lowered = {n.lower() for n in members if n[:1].isupper()}
+    for name, m in members.items():
+        if m.deprecated:
+            continue
+        if name[:1].islower() and any(u.startswith(name.lower()) for u in lowered):
+            continue
+        out.append(name)
+    return tuple(out)
+
+
 def _nodes_value(nodes: tuple[Instance, ...]) -> Value:
     cls = nodes[0].class_name if all(n.class_name == nodes[0].class_name for n in nodes) else None
     return Value(nodes, cls)
@@ -339,7 +353,7 @@ class Resolver:
         On a fresh instance (or a method call) the miss is certain; on another instance
         of a known class children may exist, so only a near miss of a member counts.
         """
-        members = tuple(self.api.members(base.class_name))
+        members = _suggestible(self.api.members(base.class_name))
         if not members:
             return
         # The API data lacks some engine-internal members, so a name is reported only
@@ -461,7 +475,7 @@ class Resolver:
             cls = base.class_name
             if not via_lookup and cls is not None and not any(n.class_guessed for n in base.nodes):
                 # A near miss of a member, closer than any child: `workspace.CurrentCamra`.
-                members = tuple(api.members(cls))
+                members = _suggestible(api.members(cls))
                 ranked_m = rank(name, members, limit=1)
                 if ranked_m and ranked_m[0][1] >= MEMBER_TYPO_SCORE:
                     children = [c.name for n in base.nodes for c in n.all_children()]

@@ -27,6 +27,9 @@ def lint(src: str, mode: str = "editor"):
         "function f()\n  ...\nend\n",
         "local t = {\n  a = 1,\n  ...\n}\n",
         "if x then\n  ...\nend\n",
+        "-- rest of the hitbox code here\n",
+        "-- ... rest of implementation remains the same\n",
+        "--[[ (rest of file unchanged) ]]\n",
     ],
 )
 def test_truncation_markers_are_errors_in_every_mode(src):
@@ -56,6 +59,8 @@ def test_todo_is_warning_in_editor_and_error_in_patch():
         "-- Loading... please wait\nlocal x = 1",
         "--!strict\nlocal x = 1",
         "local todo = 'x' -- a todo list item",
+        "-- the rest of the code expects numbers here, not strings\nlocal n = 1",
+        "-- We handle the rest of the cases below by falling back to defaults\nlocal n = 1",
     ],
 )
 def test_not_placeholders(src):

@@ -31,7 +31,14 @@ _TRUNCATION = re.compile(
             rf"^\s*[\[(]?\s*{_ELLIPSIS}\s*[\])]?\s*$",
             # an ellipsis opening a comment:  -- ... rest of code / -- ... other handlers
             rf"^\s*{_ELLIPSIS}\s*\(?[A-Za-z]",
-            r"\brest\s+of\s+(?:the\s+|your\s+|this\s+)?(?:code|implementation|script|function|file|module|logic|class|methods?|functions|body|loop|handlers?)\b",
+            # "rest of (the) [up to three words] code|implementation|..." standing as the
+            # whole comment (optionally followed by here / unchanged / as before ...), so
+            # "-- the rest of the code expects numbers" stays a normal comment.
+            rf"^\W*(?:{_ELLIPSIS})?\W*(?:and\s+)?(?:the\s+)?rest\s+of\s+(?:the\s+|your\s+|this\s+|my\s+)?(?:[\w-]+\s+){{0,3}}?"
+            r"(?:code|implementation|script|function|file|module|logic|class|methods?|functions|body|loop|handlers?|setup|cases?)"
+            r"(?:\s+(?:here|goes\s+here|remains?\s+(?:the\s+same|unchanged)|unchanged|as\s+before|omitted|follows|"
+            r"stays\s+the\s+same|is\s+(?:the\s+same|unchanged)|(?:would\s+)?go(?:es)?\s+here))?\W*$",
+            r"\brest\s+of\s+(?:the\s+)?(?:code|implementation)\s+(?:here|goes\s+here|unchanged|omitted|remains\s+the\s+same)\b",
             r"\b(?:your|the|my)\s+(?:own\s+)?(?:code|logic|implementation)\s+(?:goes\s+)?here\b",
             r"\b(?:code|logic|implementation)\s+goes\s+here\b",
             r"\b(?:add|insert|put|write)\s+(?:your\s+|the\s+|more\s+)?(?:code|logic|implementation)\s+here\b",

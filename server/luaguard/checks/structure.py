@@ -39,7 +39,9 @@ class LexicalCheck:
         for e in ctx.lex.errors:
             # An unterminated long comment or string runs to the end of the file: mark
             # only its first line.
-            line_end = ctx.text.find("\n", e.start)
-            end = e.end if line_end < 0 else min(e.end, line_end)
+            # (The line ends before its break, whichever of \n, \r\n or \r it is.)
+            line = ctx.lines.line_of(e.start)
+            line_end = ctx.lines.starts[line] + len(ctx.lines.line_text(line))
+            end = min(e.end, line_end)
             out.append(ctx.finding(SYNTAX_ERROR, Severity.ERROR, e.start, max(end, e.start + 1), e.message))
         return out

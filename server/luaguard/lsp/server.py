@@ -25,6 +25,7 @@ from .. import __version__
 from . import documents
 from .feature import Feature
 from .host import EngineHost
+from .protocol import LuaguardProtocol
 
 logger = logging.getLogger(__name__)
 
@@ -58,6 +59,7 @@ class LuaguardServer(LanguageServer):
             "luaguard",
             __version__,
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            protocol_cls=LuaguardProtocol,
         )
         self.host = EngineHost()
         self.features: list[Feature] = []

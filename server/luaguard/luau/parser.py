@@ -1610,7 +1610,8 @@ class Parser:
         if not force_function and not has_return and allow_pack:
             return None, A.TypePackExplicit(begin.start, close_end, types, tail)
         fn = self.parse_function_type_tail(begin, generics, types, names, tail)
-        fn.attributes = attributes
+        if isinstance(fn, A.TypeFunction):  # `()` without `->` comes back as a TypeReference
+            fn.attributes = attributes
         return fn, None
 
     def parse_function_type_tail(self, begin: Token, generics: list, types: list, names: list, tail):

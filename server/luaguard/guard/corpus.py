@@ -135,56 +135,221 @@ def prompt_context_for(script: Instance, facts: Sequence[Instance] = ()) -> str:
 
 # Services every place has; the ones a project rarely fills get an ``open_reason``.
 _RUNTIME_SERVICES = (
-    "TweenService", "RunService", "UserInputService", "HttpService", "Debris",
-    "CollectionService", "DataStoreService", "MarketplaceService", "SoundService",
-    "Lighting", "Teams", "TextChatService", "ContextActionService", "PhysicsService",
+    "TweenService",
+    "RunService",
+    "UserInputService",
+    "HttpService",
+    "Debris",
+    "CollectionService",
+    "DataStoreService",
+    "MarketplaceService",
+    "SoundService",
+    "Lighting",
+    "Teams",
+    "TextChatService",
+    "ContextActionService",
+    "PhysicsService",
 )
 _GAMEPLAY_MODULES = (
-    "Combat", "Inventory", "Weapons", "Abilities", "Quests", "Shop", "Pets", "Round",
-    "Leaderboard", "Settings", "Sounds", "Effects", "CameraShake", "Damage", "Stats",
-    "Currency", "Loot", "Spawner", "TeamBalancer", "Trading", "Vehicles", "Experience",
-    "Levels", "Badges", "Daily", "Rebirth", "Zones", "Checkpoints", "Enemies", "Projectile",
-    "Hitbox", "Cooldowns", "Dialogue", "Crafting", "Housing", "Fishing", "Mining", "Farming",
+    "Combat",
+    "Inventory",
+    "Weapons",
+    "Abilities",
+    "Quests",
+    "Shop",
+    "Pets",
+    "Round",
+    "Leaderboard",
+    "Settings",
+    "Sounds",
+    "Effects",
+    "CameraShake",
+    "Damage",
+    "Stats",
+    "Currency",
+    "Loot",
+    "Spawner",
+    "TeamBalancer",
+    "Trading",
+    "Vehicles",
+    "Experience",
+    "Levels",
+    "Badges",
+    "Daily",
+    "Rebirth",
+    "Zones",
+    "Checkpoints",
+    "Enemies",
+    "Projectile",
+    "Hitbox",
+    "Cooldowns",
+    "Dialogue",
+    "Crafting",
+    "Housing",
+    "Fishing",
+    "Mining",
+    "Farming",
 )
 _UTIL_MODULES = (
-    "Signal", "Maid", "Janitor", "Promise", "Timer", "Spring", "TableUtil", "StringUtil",
-    "MathUtil", "Format", "Debounce", "Queue", "Random", "Net", "Logger", "Trove", "Observer",
-    "Cache", "Throttle", "Serializer",
+    "Signal",
+    "Maid",
+    "Janitor",
+    "Promise",
+    "Timer",
+    "Spring",
+    "TableUtil",
+    "StringUtil",
+    "MathUtil",
+    "Format",
+    "Debounce",
+    "Queue",
+    "Random",
+    "Net",
+    "Logger",
+    "Trove",
+    "Observer",
+    "Cache",
+    "Throttle",
+    "Serializer",
 )
 _CONFIG_MODULES = ("GameConfig", "Items", "Constants", "Balance", "Rarities", "ShopItems", "Levels", "Tuning")
 _TYPE_MODULES = ("Types", "Enums", "Schemas")
 _REMOTE_EVENTS = (
-    "DamageEvent", "PurchaseItem", "UpdateHud", "PlayerDied", "RequestSpawn", "EquipWeapon",
-    "ShowNotification", "RoundStarted", "RoundEnded", "UseAbility", "ClaimReward", "PlaySound",
-    "CoinCollected", "Teleport", "ChatMessage", "UpdateInventory", "ToggleSprint", "Hit",
-    "OpenShop", "QuestUpdated", "LevelUp", "SyncData",
+    "DamageEvent",
+    "PurchaseItem",
+    "UpdateHud",
+    "PlayerDied",
+    "RequestSpawn",
+    "EquipWeapon",
+    "ShowNotification",
+    "RoundStarted",
+    "RoundEnded",
+    "UseAbility",
+    "ClaimReward",
+    "PlaySound",
+    "CoinCollected",
+    "Teleport",
+    "ChatMessage",
+    "UpdateInventory",
+    "ToggleSprint",
+    "Hit",
+    "OpenShop",
+    "QuestUpdated",
+    "LevelUp",
+    "SyncData",
 )
 _REMOTE_FUNCTIONS = ("GetInventory", "GetPlayerData", "BuyItem", "GetLeaderboard", "RequestTrade", "GetQuests")
 _BINDABLES = ("ServerSignal", "RoundChanged", "GameStateChanged", "EnemyKilled")
 _SERVER_SCRIPTS = (
-    "Main", "GameLoop", "DataManager", "Leaderstats", "RoundSystem", "Server", "Init",
-    "PlayerHandler", "ShopHandler", "AntiCheat", "Spawner", "Boot", "CombatServer",
+    "Main",
+    "GameLoop",
+    "DataManager",
+    "Leaderstats",
+    "RoundSystem",
+    "Server",
+    "Init",
+    "PlayerHandler",
+    "ShopHandler",
+    "AntiCheat",
+    "Spawner",
+    "Boot",
+    "CombatServer",
 )
 _SERVICE_MODULES = (
-    "DataService", "CombatService", "ShopService", "PlayerService", "MatchService",
-    "InventoryService", "QuestService", "PetService", "EnemyService", "RewardService",
-    "LeaderboardService", "TeleportService2", "ZoneService",
+    "DataService",
+    "CombatService",
+    "ShopService",
+    "PlayerService",
+    "MatchService",
+    "InventoryService",
+    "QuestService",
+    "PetService",
+    "EnemyService",
+    "RewardService",
+    "LeaderboardService",
+    "TeleportService2",
+    "ZoneService",
 )
 _CLIENT_SCRIPTS = ("Client", "Main", "InputHandler", "CameraController", "Sprint", "ClientInit", "Effects", "Music")
 _CONTROLLER_MODULES = (
-    "UIController", "InputController", "CameraController", "SoundController", "HudController",
-    "ShopController", "EffectsController", "NotificationController", "MovementController",
+    "UIController",
+    "InputController",
+    "CameraController",
+    "SoundController",
+    "HudController",
+    "ShopController",
+    "EffectsController",
+    "NotificationController",
+    "MovementController",
 )
-_SCREEN_GUIS = ("Hud", "MainMenu", "Shop", "Inventory", "SettingsGui", "Notifications", "LeaderboardGui", "Loading", "Quests", "DeathScreen")
+_SCREEN_GUIS = (
+    "Hud",
+    "MainMenu",
+    "Shop",
+    "Inventory",
+    "SettingsGui",
+    "Notifications",
+    "LeaderboardGui",
+    "Loading",
+    "Quests",
+    "DeathScreen",
+)
 _FRAMES = ("Main", "Container", "TopBar", "Buttons", "Panel", "Content", "Header", "Footer", "List", "Stats")
-_LABELS = ("Title", "CoinsLabel", "HealthLabel", "Timer", "LevelLabel", "Status", "Message", "Amount", "NameLabel", "XpLabel")
-_BUTTONS = ("PlayButton", "CloseButton", "BuyButton", "OpenButton", "EquipButton", "SettingsButton", "BackButton", "ConfirmButton")
+_LABELS = (
+    "Title",
+    "CoinsLabel",
+    "HealthLabel",
+    "Timer",
+    "LevelLabel",
+    "Status",
+    "Message",
+    "Amount",
+    "NameLabel",
+    "XpLabel",
+)
+_BUTTONS = (
+    "PlayButton",
+    "CloseButton",
+    "BuyButton",
+    "OpenButton",
+    "EquipButton",
+    "SettingsButton",
+    "BackButton",
+    "ConfirmButton",
+)
 _IMAGES = ("Icon", "Background", "Avatar", "Logo", "Bar")
 _MAP_MODELS = ("Map", "Lobby", "Arena", "Obby", "Island", "City", "Course", "Level1")
-_MAP_FOLDERS = ("Checkpoints", "Coins", "Spawns", "NPCs", "Doors", "KillBricks", "Zones", "Pads", "Lights", "Teleporters")
+_MAP_FOLDERS = (
+    "Checkpoints",
+    "Coins",
+    "Spawns",
+    "NPCs",
+    "Doors",
+    "KillBricks",
+    "Zones",
+    "Pads",
+    "Lights",
+    "Teleporters",
+)
 _PARTS = (
-    "SpawnLocation", "Baseplate", "Lava", "Checkpoint", "KillBrick", "Door", "Button", "Finish",
-    "Platform", "Floor", "Wall", "Pad", "Portal", "Trigger", "Goal", "Hitbox", "Zone", "Base",
+    "SpawnLocation",
+    "Baseplate",
+    "Lava",
+    "Checkpoint",
+    "KillBrick",
+    "Door",
+    "Button",
+    "Finish",
+    "Platform",
+    "Floor",
+    "Wall",
+    "Pad",
+    "Portal",
+    "Trigger",
+    "Goal",
+    "Hitbox",
+    "Zone",
+    "Base",
 )
 _ASSET_FOLDERS = ("Effects", "Models", "Sounds", "Tools", "Weapons", "Animations", "Pets", "Particles")
 _ASSET_ITEMS = {
@@ -233,11 +398,15 @@ def _pick_names(rng: random.Random, pool: Sequence[str], lo: int, hi: int, varia
     return out
 
 
-def _add_modules(rng: random.Random, folder: Instance, pool: Sequence[str], lo: int, hi: int, nest: float = 0.15) -> None:
+def _add_modules(
+    rng: random.Random, folder: Instance, pool: Sequence[str], lo: int, hi: int, nest: float = 0.15
+) -> None:
     for name in _pick_names(rng, pool, lo, hi):
         mod = _node(folder, name, "ModuleScript")
         if rng.random() < nest:  # a Rojo ``init.luau`` folder: a module with sub-modules
-            for sub in _pick_names(rng, ("Util", "Types", "Config", "Handler", "Effects", "Hitbox", "Data", "Client", "Server"), 1, 3, 0):
+            for sub in _pick_names(
+                rng, ("Util", "Types", "Config", "Handler", "Effects", "Hitbox", "Data", "Client", "Server"), 1, 3, 0
+            ):
                 _node(mod, sub, "ModuleScript")
 
 
@@ -257,7 +426,11 @@ def _add_gui(rng: random.Random, parent: Instance, name: str) -> Instance:
 
 
 def _add_part(rng: random.Random, parent: Instance, name: str) -> Instance:
-    part = _node(parent, name, rng.choice(("Part", "Part", "Part", "MeshPart", "SpawnLocation" if name.startswith("Spawn") else "Part")))
+    part = _node(
+        parent,
+        name,
+        rng.choice(("Part", "Part", "Part", "MeshPart", "SpawnLocation" if name.startswith("Spawn") else "Part")),
+    )
     if rng.random() < 0.25:
         _node(part, rng.choice(("Script", "KillScript", "TouchHandler", "DoorScript")), "Script")
     if rng.random() < 0.15:
@@ -314,7 +487,9 @@ def random_project_tree(rng: random.Random) -> Instance:
             _add_modules(rng, rs, _TYPE_MODULES, 1, 1, 0)
     remotes_parent = rs
     if rng.random() < 0.2:
-        remotes_parent = _node(rs, rng.choice(("Network", "Net", "Shared")), "Folder") if "Shared" not in rs.children else rs
+        remotes_parent = (
+            _node(rs, rng.choice(("Network", "Net", "Shared")), "Folder") if "Shared" not in rs.children else rs
+        )
     remotes = _node(remotes_parent, rng.choice(("Remotes", "Events", "Remotes", "RemoteEvents")), "Folder")
     for name in _pick_names(rng, _REMOTE_EVENTS, 2, 7, 0.1):
         _node(remotes, name, "RemoteEvent")
@@ -458,7 +633,9 @@ class _Writer:
         self.node_vars: dict[int, str] = {}  # id(Instance) -> local variable holding it
         self.used_names: set[str] = set()
         self.facts: list[Instance] = []  # containers worth listing in the header
-        self.is_client = script.class_name == "LocalScript" or self._under(("StarterPlayer", "StarterGui", "ReplicatedFirst"))
+        self.is_client = script.class_name == "LocalScript" or self._under(
+            ("StarterPlayer", "StarterGui", "ReplicatedFirst")
+        )
         self.wait = rng.random() < (0.7 if self.is_client else 0.3)  # prefer :WaitForChild
 
     # ---- helpers -------------------------------------------------------------------
@@ -550,12 +727,21 @@ class _Writer:
             r = rng.random()
             if node.parent is self.script.parent and node is not self.script and r < 0.6:
                 style = "script"
-            elif self.script.parent is not None and node.parent is self.script.parent.parent and r < 0.4 and self.script.parent.parent is not self.tree:
+            elif (
+                self.script.parent is not None
+                and node.parent is self.script.parent.parent
+                and r < 0.4
+                and self.script.parent.parent is not self.tree
+            ):
                 style = "script"
             elif node.parent is self.script and r < 0.8:
                 style = "script"
             else:
-                style = rng.choice(("var", "var", "var", "game", "wait")) if not self.wait else rng.choice(("var", "wait", "wait", "game"))
+                style = (
+                    rng.choice(("var", "var", "var", "game", "wait"))
+                    if not self.wait
+                    else rng.choice(("var", "wait", "wait", "game"))
+                )
         if style == "script":
             base = "script"
             cur: Instance | None = self.script
@@ -571,7 +757,9 @@ class _Writer:
         # nearest ancestor already in a local
         anc: Instance | None = node
         chain: list[Instance] = []
-        while anc is not None and id(anc) not in self.node_vars and anc.parent is not self.tree and anc is not self.tree:
+        while (
+            anc is not None and id(anc) not in self.node_vars and anc.parent is not self.tree and anc is not self.tree
+        ):
             chain.append(anc)
             anc = anc.parent
         if anc is not None and id(anc) in self.node_vars and style != "game":
@@ -628,7 +816,13 @@ class _Writer:
             return self.node_vars[id(node)]
         expr = self.expr(node, style)
         var = self.fresh(var or _pascal(node.name))
-        ann = f": {node.class_name}" if annotate and node.class_name in ("Folder", "RemoteEvent", "RemoteFunction", "Part", "ScreenGui", "Frame", "TextLabel", "TextButton") else ""
+        ann = (
+            f": {node.class_name}"
+            if annotate
+            and node.class_name
+            in ("Folder", "RemoteEvent", "RemoteFunction", "Part", "ScreenGui", "Frame", "TextLabel", "TextButton")
+            else ""
+        )
         self.line(f"local {var}{ann} = {expr}")
         self.node_vars[id(node)] = var
         return var
@@ -662,17 +856,96 @@ def _names_below(anc: Instance, node: Instance) -> list[str]:
 
 # ---- vocabularies for gameplay code ------------------------------------------------
 
-_NUM_FIELDS = ("speed", "damage", "cooldown", "range", "health", "maxHealth", "reward", "cost", "level", "xp", "duration", "radius", "jumpPower", "amount", "multiplier")
+_NUM_FIELDS = (
+    "speed",
+    "damage",
+    "cooldown",
+    "range",
+    "health",
+    "maxHealth",
+    "reward",
+    "cost",
+    "level",
+    "xp",
+    "duration",
+    "radius",
+    "jumpPower",
+    "amount",
+    "multiplier",
+)
 _STR_FIELDS = ("name", "title", "rarity", "category", "id", "description", "kind")
-_VERBS = ("update", "reset", "spawn", "apply", "start", "stop", "give", "remove", "load", "save", "refresh", "handle", "register", "calculate", "toggle", "equip", "award", "clear")
-_NOUNS = ("Player", "Coins", "Damage", "Round", "Item", "Enemy", "Reward", "Stats", "Effects", "Hud", "Timer", "Data", "Inventory", "Score", "Cooldown", "Pet", "Quest", "Weapon", "Shop")
+_VERBS = (
+    "update",
+    "reset",
+    "spawn",
+    "apply",
+    "start",
+    "stop",
+    "give",
+    "remove",
+    "load",
+    "save",
+    "refresh",
+    "handle",
+    "register",
+    "calculate",
+    "toggle",
+    "equip",
+    "award",
+    "clear",
+)
+_NOUNS = (
+    "Player",
+    "Coins",
+    "Damage",
+    "Round",
+    "Item",
+    "Enemy",
+    "Reward",
+    "Stats",
+    "Effects",
+    "Hud",
+    "Timer",
+    "Data",
+    "Inventory",
+    "Score",
+    "Cooldown",
+    "Pet",
+    "Quest",
+    "Weapon",
+    "Shop",
+)
 _TYPE_NAMES = ("Config", "ItemData", "PlayerData", "Stats", "Options", "EnemyInfo", "RoundState", "Reward")
-_COLORS = ("Color3.fromRGB(255, 0, 0)", "Color3.fromRGB(0, 170, 255)", "Color3.fromRGB(255, 255, 255)", "Color3.new(1, 1, 0)", "Color3.fromRGB(46, 204, 113)", "Color3.fromRGB(30, 30, 30)")
+_COLORS = (
+    "Color3.fromRGB(255, 0, 0)",
+    "Color3.fromRGB(0, 170, 255)",
+    "Color3.fromRGB(255, 255, 255)",
+    "Color3.new(1, 1, 0)",
+    "Color3.fromRGB(46, 204, 113)",
+    "Color3.fromRGB(30, 30, 30)",
+)
 _MATERIALS = ("Neon", "Plastic", "SmoothPlastic", "Wood", "Metal", "Glass", "Grass")
 _EASING = ("Quad", "Sine", "Linear", "Back", "Elastic", "Cubic", "Quint", "Bounce")
 _KEYCODES = ("E", "F", "Q", "R", "LeftShift", "Space", "One", "Two", "G", "X")
-_PROPS_HUMANOID = (("WalkSpeed", ("16", "24", "32", "8")), ("JumpPower", ("50", "75", "0")), ("Health", ("100", "0", "humanoid.MaxHealth")), ("MaxHealth", ("100", "150", "250")), ("JumpHeight", ("7.2", "10")))
-_MSGS = ("Round starting", "Not enough coins", "You win!", "Purchased", "Level up!", "Checkpoint reached", "Game over", "Welcome back", "Intermission", "Item equipped")
+_PROPS_HUMANOID = (
+    ("WalkSpeed", ("16", "24", "32", "8")),
+    ("JumpPower", ("50", "75", "0")),
+    ("Health", ("100", "0", "humanoid.MaxHealth")),
+    ("MaxHealth", ("100", "150", "250")),
+    ("JumpHeight", ("7.2", "10")),
+)
+_MSGS = (
+    "Round starting",
+    "Not enough coins",
+    "You win!",
+    "Purchased",
+    "Level up!",
+    "Checkpoint reached",
+    "Game over",
+    "Welcome back",
+    "Intermission",
+    "Item equipped",
+)
 
 
 class _Gameplay:
@@ -731,7 +1004,9 @@ class _Gameplay:
             elif budget > 0 and r < 0.24:
                 self.for_loop(budget - 1, names)
             elif r < 0.36:
-                v = w.fresh(rng.choice(("count", "total", "amount", "value", "result", "index", "delta", "elapsed", "bonus")))
+                v = w.fresh(
+                    rng.choice(("count", "total", "amount", "value", "result", "index", "delta", "elapsed", "bonus"))
+                )
                 scale = rng.choice(names) + " * " if names and rng.random() < 0.4 else ""
                 w.line(f"local {v} = {scale}{self.num()}")
             elif r < 0.45:
@@ -742,7 +1017,11 @@ class _Gameplay:
                 w.line(f'warn("{rng.choice(_MSGS)}")')
             elif r < 0.63 and names:
                 t = rng.choice(names)
-                w.line(f"{t} {rng.choice(('+=', '-=', '*='))} {self.literal()}" if rng.random() < 0.5 else f"{t} = math.clamp({t}, 0, {self.literal()})")
+                w.line(
+                    f"{t} {rng.choice(('+=', '-=', '*='))} {self.literal()}"
+                    if rng.random() < 0.5
+                    else f"{t} = math.clamp({t}, 0, {self.literal()})"
+                )
             elif r < 0.69:
                 t = w.fresh(rng.choice(("list", "items", "queue", "results", "hits", "targets")))
                 w.line(f"local {t} = {{}}")
@@ -751,7 +1030,9 @@ class _Gameplay:
                 p = w.fresh(rng.choice(("part", "marker", "block", "projectile")))
                 w.line(f'local {p} = Instance.new("Part")')
                 w.line(f"{p}.Size = Vector3.new({rng.randint(1, 8)}, {rng.randint(1, 4)}, {rng.randint(1, 8)})")
-                w.line(f"{p}.{rng.choice(('Color', 'Material', 'Anchored'))} = {rng.choice((rng.choice(_COLORS), 'Enum.Material.' + rng.choice(_MATERIALS), 'true'))}")
+                w.line(
+                    f"{p}.{rng.choice(('Color', 'Material', 'Anchored'))} = {rng.choice((rng.choice(_COLORS), 'Enum.Material.' + rng.choice(_MATERIALS), 'true'))}"
+                )
                 w.line(f"{p}.Parent = workspace")
                 if "Debris" in w.service_vars or rng.random() < 0.3:
                     d = w.service("Debris")
@@ -771,10 +1052,16 @@ class _Gameplay:
                 obj = rng.choice(("workspace", "script", "script.Parent"))
                 attr = rng.choice(("Speed", "Enabled", "Owner", "Cooldown", "Level", "Team"))
                 v = w.fresh(_camel(attr))
-                w.line(f'local {v} = {obj}:GetAttribute("{attr}")' if rng.random() < 0.6 else f'{obj}:SetAttribute("{attr}", {self.literal()})')
+                w.line(
+                    f'local {v} = {obj}:GetAttribute("{attr}")'
+                    if rng.random() < 0.6
+                    else f'{obj}:SetAttribute("{attr}", {self.literal()})'
+                )
             elif r < 0.92:
                 v = w.fresh(rng.choice(("direction", "offset", "position", "velocity")))
-                w.line(f"local {v} = {rng.choice(('Vector3.new(0, 1, 0)', 'Vector3.zero', 'CFrame.new(0, 5, 0).Position', 'Vector3.new(math.random(-10, 10), 0, math.random(-10, 10))'))}")
+                w.line(
+                    f"local {v} = {rng.choice(('Vector3.new(0, 1, 0)', 'Vector3.zero', 'CFrame.new(0, 5, 0).Position', 'Vector3.new(math.random(-10, 10), 0, math.random(-10, 10))'))}"
+                )
                 w.line(f"local distance = {v}.Magnitude" if "distance" not in w.used_names else f"print({v}.Unit)")
                 w.used_names.add("distance")
             else:
@@ -789,7 +1076,13 @@ class _Gameplay:
         rng = self.rng
         if names and rng.random() < 0.5:
             n = rng.choice(names)
-            return rng.choice((f"`{rng.choice(_MSGS)}: {{{n}}}`", f'"{rng.choice(_MSGS)}", {n}', f'string.format("%s: %d", "{rng.choice(_NOUNS)}", {n})'))
+            return rng.choice(
+                (
+                    f"`{rng.choice(_MSGS)}: {{{n}}}`",
+                    f'"{rng.choice(_MSGS)}", {n}',
+                    f'string.format("%s: %d", "{rng.choice(_NOUNS)}", {n})',
+                )
+            )
         return f'"{rng.choice(_MSGS)}"'
 
     def if_chain(self, budget: int, names: Sequence[str] = ()) -> None:
@@ -832,12 +1125,28 @@ class _Gameplay:
             w.line(f"print({k}, {v})")
             w.close()
 
-    def function(self, owner: str | None = None, method: bool = False, typed: bool | None = None, fields: Sequence[str] = ()) -> str:
+    def function(
+        self, owner: str | None = None, method: bool = False, typed: bool | None = None, fields: Sequence[str] = ()
+    ) -> str:
         rng, w = self.rng, self.w
         typed = rng.random() < 0.45 if typed is None else typed
         name = self.fn_name()
-        params = rng.sample(("player", "amount", "target", "character", "item", "duration", "position", "damage", "name", "value"), rng.randint(0, 3))
-        ptypes = {"player": "Player", "amount": "number", "target": "Instance", "character": "Model", "item": "string", "duration": "number", "position": "Vector3", "damage": "number", "name": "string", "value": "any"}
+        params = rng.sample(
+            ("player", "amount", "target", "character", "item", "duration", "position", "damage", "name", "value"),
+            rng.randint(0, 3),
+        )
+        ptypes = {
+            "player": "Player",
+            "amount": "number",
+            "target": "Instance",
+            "character": "Model",
+            "item": "string",
+            "duration": "number",
+            "position": "Vector3",
+            "damage": "number",
+            "name": "string",
+            "value": "any",
+        }
         plist = ", ".join(f"{p}: {ptypes[p]}" if typed else p for p in params)
         ret = rng.choice((": number", ": boolean", ": ()", "")) if typed else ""
         if owner:
@@ -862,9 +1171,13 @@ class _Gameplay:
     def character_block(self, from_player: str = "player") -> None:
         rng, w = self.rng, self.w
         char = w.fresh("character")
-        w.line(f"local {char} = {from_player}.Character{rng.choice((' or ' + from_player + '.CharacterAdded:Wait()', ''))}")
+        w.line(
+            f"local {char} = {from_player}.Character{rng.choice((' or ' + from_player + '.CharacterAdded:Wait()', ''))}"
+        )
         hum = w.fresh("humanoid")
-        finder = rng.choice(('WaitForChild("Humanoid")', 'FindFirstChildOfClass("Humanoid")', 'FindFirstChild("Humanoid")'))
+        finder = rng.choice(
+            ('WaitForChild("Humanoid")', 'FindFirstChildOfClass("Humanoid")', 'FindFirstChild("Humanoid")')
+        )
         w.line(f"local {hum} = {char}:{finder}")
         w.open(f"if {hum} then")
         for _ in range(rng.randint(1, 2)):
@@ -882,14 +1195,18 @@ class _Gameplay:
         if "TweenService" not in w._declared_services():
             w._insert_service_decl("TweenService", ts)
         info = w.fresh("tweenInfo")
-        w.line(f"local {info} = TweenInfo.new({rng.choice(('0.5', '1', '0.25', '2'))}, Enum.EasingStyle.{rng.choice(_EASING)}, Enum.EasingDirection.{rng.choice(('Out', 'In', 'InOut'))})")
-        goal = rng.choice((
-            f"{{ Transparency = {rng.choice(('0', '1', '0.5'))} }}",
-            f"{{ Size = UDim2.fromScale({rng.choice(('1, 1', '0.5, 0.1', '0, 1'))}) }}",
-            f"{{ Position = UDim2.new(0.5, 0, {rng.choice(('0', '0.5', '1'))}, 0) }}",
-            f"{{ BackgroundColor3 = {rng.choice(_COLORS)} }}",
-            f"{{ CFrame = {target}.CFrame * CFrame.new(0, {rng.choice(('5', '10', '-3'))}, 0) }}",
-        ))
+        w.line(
+            f"local {info} = TweenInfo.new({rng.choice(('0.5', '1', '0.25', '2'))}, Enum.EasingStyle.{rng.choice(_EASING)}, Enum.EasingDirection.{rng.choice(('Out', 'In', 'InOut'))})"
+        )
+        goal = rng.choice(
+            (
+                f"{{ Transparency = {rng.choice(('0', '1', '0.5'))} }}",
+                f"{{ Size = UDim2.fromScale({rng.choice(('1, 1', '0.5, 0.1', '0, 1'))}) }}",
+                f"{{ Position = UDim2.new(0.5, 0, {rng.choice(('0', '0.5', '1'))}, 0) }}",
+                f"{{ BackgroundColor3 = {rng.choice(_COLORS)} }}",
+                f"{{ CFrame = {target}.CFrame * CFrame.new(0, {rng.choice(('5', '10', '-3'))}, 0) }}",
+            )
+        )
         tw = w.fresh("tween")
         w.line(f"local {tw} = {ts}:Create({target}, {info}, {goal})")
         w.line(f"{tw}:Play()")
@@ -945,7 +1262,11 @@ def _use_module(w: _Writer, g: _Gameplay, var: str) -> None:
     rng = w.rng
     r = rng.random()
     if r < 0.4:
-        w.line(f"{var}.{g.fn_name()}({rng.choice(('player', 'self', '', 'character', 'amount'))})" if r < 0.2 else f"{var}.init()")
+        w.line(
+            f"{var}.{g.fn_name()}({rng.choice(('player', 'self', '', 'character', 'amount'))})"
+            if r < 0.2
+            else f"{var}.init()"
+        )
     elif r < 0.7:
         obj = w.fresh(_camel(var))
         w.line(f"local {obj} = {var}.new({rng.choice(('', 'player', 'model', 'config', '10'))})")
@@ -986,7 +1307,9 @@ def _remote_client(w: _Writer, g: _Gameplay, remote: Instance) -> None:
         w.line(f"print({res})")
         w.close()
     elif rng.random() < 0.5:
-        w.open(f"{var}.OnClientEvent:Connect(function({rng.choice(('message', 'data', 'amount', 'player, value', '...'))})")
+        w.open(
+            f"{var}.OnClientEvent:Connect(function({rng.choice(('message', 'data', 'amount', 'player, value', '...'))})"
+        )
         g.body(1)
         w.close("end)")
     else:
@@ -1028,7 +1351,11 @@ def _touch_handler(w: _Writer, g: _Gameplay, part_expr: str) -> None:
     w.line(f"local {db} = false")
     w.open(f"{part_expr}.Touched:Connect(function(hit)")
     hum = w.fresh("humanoid")
-    w.line(f'local {hum} = hit.Parent:FindFirstChildOfClass("Humanoid")' if rng.random() < 0.5 else f'local {hum} = hit.Parent:FindFirstChild("Humanoid")')
+    w.line(
+        f'local {hum} = hit.Parent:FindFirstChildOfClass("Humanoid")'
+        if rng.random() < 0.5
+        else f'local {hum} = hit.Parent:FindFirstChild("Humanoid")'
+    )
     w.open(f"if {hum} and not {db} then")
     w.line(f"{db} = true")
     action = rng.random()
@@ -1043,7 +1370,7 @@ def _touch_handler(w: _Writer, g: _Gameplay, part_expr: str) -> None:
             w._insert_service_decl("Players", players)
         w.line(f"local {pl} = {players}:GetPlayerFromCharacter(hit.Parent)")
         w.open(f"if {pl} then")
-        w.line(f'{pl}.leaderstats.{rng.choice(("Coins", "Stage", "Wins"))}.Value += 1')
+        w.line(f"{pl}.leaderstats.{rng.choice(('Coins', 'Stage', 'Wins'))}.Value += 1")
         w.close()
     w.line(f"task.wait({rng.choice(('1', '0.5', '2'))})")
     w.line(f"{db} = false")
@@ -1055,7 +1382,11 @@ def _touch_handler(w: _Writer, g: _Gameplay, part_expr: str) -> None:
 def _server_script(w: _Writer, g: _Gameplay) -> None:
     rng = w.rng
     _prelude(w, g)
-    w.service_prelude(rng.sample(("Players", "ReplicatedStorage", "ServerScriptService", "ServerStorage", "RunService"), rng.randint(1, 3)))
+    w.service_prelude(
+        rng.sample(
+            ("Players", "ReplicatedStorage", "ServerScriptService", "ServerStorage", "RunService"), rng.randint(1, 3)
+        )
+    )
     w.line()
     mods = _requires(w, _modules(w.tree, ("ReplicatedStorage", "ServerScriptService", "ServerStorage")), 0, 3)
     remotes = _of_class(w.tree, ("ReplicatedStorage",), ("RemoteEvent", "RemoteFunction"))
@@ -1084,9 +1415,13 @@ def _server_script(w: _Writer, g: _Gameplay) -> None:
             clone = w.fresh(_camel(a.name))
             w.line(f"local {clone} = {w.expr(a)}:Clone()")
             if a.class_name == "Tool":
-                w.line(f"{clone}.Parent = player.Backpack" if "player" in w.used_names else f"{clone}.Parent = workspace")
+                w.line(
+                    f"{clone}.Parent = player.Backpack" if "player" in w.used_names else f"{clone}.Parent = workspace"
+                )
             else:
-                w.line(f"{clone}:PivotTo(CFrame.new({rng.randint(-50, 50)}, {rng.randint(0, 20)}, {rng.randint(-50, 50)}))")
+                w.line(
+                    f"{clone}:PivotTo(CFrame.new({rng.randint(-50, 50)}, {rng.randint(0, 20)}, {rng.randint(-50, 50)}))"
+                )
                 w.line(f"{clone}.Parent = workspace")
             w.line()
     if rng.random() < 0.5:
@@ -1098,7 +1433,9 @@ def _server_script(w: _Writer, g: _Gameplay) -> None:
                 _touch_handler(w, g, w.bind(p))
             else:
                 var = w.bind(p)
-                w.line(f"{var}.{rng.choice(('Color', 'Material', 'Transparency', 'Anchored', 'CanCollide'))} = {rng.choice(('Enum.Material.' + rng.choice(_MATERIALS), '0.5', 'true', 'false', rng.choice(_COLORS)))}")
+                w.line(
+                    f"{var}.{rng.choice(('Color', 'Material', 'Transparency', 'Anchored', 'CanCollide'))} = {rng.choice(('Enum.Material.' + rng.choice(_MATERIALS), '0.5', 'true', 'false', rng.choice(_COLORS)))}"
+                )
                 if rng.random() < 0.4:
                     g.tween(var)
                 w.line()
@@ -1112,7 +1449,11 @@ def _server_script(w: _Writer, g: _Gameplay) -> None:
 def _local_script(w: _Writer, g: _Gameplay) -> None:
     rng = w.rng
     _prelude(w, g)
-    w.service_prelude(rng.sample(("Players", "ReplicatedStorage", "UserInputService", "TweenService", "RunService"), rng.randint(1, 3)))
+    w.service_prelude(
+        rng.sample(
+            ("Players", "ReplicatedStorage", "UserInputService", "TweenService", "RunService"), rng.randint(1, 3)
+        )
+    )
     players = w.service("Players")
     if "Players" not in w._declared_services():
         w._insert_service_decl("Players", players)
@@ -1145,7 +1486,11 @@ def _local_script(w: _Writer, g: _Gameplay) -> None:
         w.note_fact(gui)
     # client modules only where the script reaches them with script.Parent (StarterPlayer
     # contents are copied into each player at run time, so absolute paths there are wrong)
-    near = [m for m in _modules(w.tree, ("StarterPlayer",)) if w.script.parent is not None and _is_ancestor(w.script.parent, m)]
+    near = [
+        m
+        for m in _modules(w.tree, ("StarterPlayer",))
+        if w.script.parent is not None and _is_ancestor(w.script.parent, m)
+    ]
     mods = _requires(w, _modules(w.tree, ("ReplicatedStorage",)) + near, 0, 2)
     w.line()
     for var in mods:
@@ -1164,7 +1509,14 @@ def _local_script(w: _Writer, g: _Gameplay) -> None:
                     g.body(1)
                 w.close("end)")
             elif widget.class_name == "TextLabel":
-                text = rng.choice(("`Coins: {coins}`", '"Loading..."', "tostring(amount)", 'string.format("%02d:%02d", minutes, seconds)'))
+                text = rng.choice(
+                    (
+                        "`Coins: {coins}`",
+                        '"Loading..."',
+                        "tostring(amount)",
+                        'string.format("%02d:%02d", minutes, seconds)',
+                    )
+                )
                 w.line(f"{var}.Text = {text}")
             else:
                 w.line(f"{var}.Visible = {rng.choice(('true', 'false', 'not ' + var + '.Visible'))}")
@@ -1177,7 +1529,9 @@ def _local_script(w: _Writer, g: _Gameplay) -> None:
         uis = w.service("UserInputService")
         if "UserInputService" not in w._declared_services():
             w._insert_service_decl("UserInputService", uis)
-        w.open(f"{uis}.InputBegan:Connect(function(input{': InputObject' if rng.random() < 0.3 else ''}, gameProcessed)")
+        w.open(
+            f"{uis}.InputBegan:Connect(function(input{': InputObject' if rng.random() < 0.3 else ''}, gameProcessed)"
+        )
         w.open("if gameProcessed then")
         w.line("return")
         w.close()
@@ -1205,13 +1559,21 @@ def _local_script(w: _Writer, g: _Gameplay) -> None:
 def _module_script(w: _Writer, g: _Gameplay) -> None:
     rng = w.rng
     _prelude(w, g)
-    services = ["ReplicatedStorage"] + (["Players"] if rng.random() < 0.4 else []) + (["RunService"] if rng.random() < 0.2 else [])
+    services = (
+        ["ReplicatedStorage"]
+        + (["Players"] if rng.random() < 0.4 else [])
+        + (["RunService"] if rng.random() < 0.2 else [])
+    )
     w.service_prelude(services)
     w.line()
     pool = [m for m in _modules(w.tree, ("ReplicatedStorage",)) if m is not w.script]
     if w._under(("ServerScriptService", "ServerStorage")):
         pool += _modules(w.tree, ("ServerScriptService", "ServerStorage"))
-    sib = [c for c in (w.script.parent.all_children() if w.script.parent else []) if c.class_name == "ModuleScript" and c is not w.script]
+    sib = [
+        c
+        for c in (w.script.parent.all_children() if w.script.parent else [])
+        if c.class_name == "ModuleScript" and c is not w.script
+    ]
     mods = []
     if sib and rng.random() < 0.5:
         m = rng.choice(sib)
@@ -1233,7 +1595,9 @@ def _module_script(w: _Writer, g: _Gameplay) -> None:
         w.line(f"{name}.__index = {name}")
         w.line()
         if rng.random() < 0.4:
-            w.line(f"export type {name} = typeof(setmetatable({{}} :: {{ {rng.choice(_NUM_FIELDS)}: number, owner: Player? }}, {name}))")
+            w.line(
+                f"export type {name} = typeof(setmetatable({{}} :: {{ {rng.choice(_NUM_FIELDS)}: number, owner: Player? }}, {name}))"
+            )
             w.line()
         args = rng.sample(("owner", "config", "model", "speed", "name"), rng.randint(0, 2))
         w.open(f"function {name}.new({', '.join(args)})")
@@ -1399,4 +1763,3 @@ def sample_sources(samples_dir: Path | str, exclude: Sequence[str] = ()) -> list
         if text.strip():
             out.append((path.relative_to(root).as_posix(), text))
     return out
-

@@ -217,7 +217,7 @@ class Engine:
             path=rel if rel is not None else (str(path) if path is not None else None),
             project=project,
             scripts=scripts,
-            runtime_names=_with_own_names(self.runtime_names.names, text),
+            runtime_names=_with_own_names(self.runtime_names.view, text),
             options={"extra_globals": self.extra_globals(rel if rel is not None else path)},
         )
         from .luau.parser import parse
@@ -242,7 +242,11 @@ class Engine:
                 log.exception("luaguard: failed to read %s", display)
                 f = _file_problem(display or "-", INTERNAL_ERROR, f"luaguard could not analyse this file: {exc!r}")
                 return [f]
-            return self.run_checks(ctx, display_path=display)
+            findings = self.run_checks(ctx, display_path=display)
+            # Free the tokens and the tree (no reference cycles: reference counting does
+            # it) before the collector is back, so it has nothing large to scan.
+            del ctx
+        return findings
 
     def run_checks(self, ctx: CheckContext, display_path: str | None = None) -> list[Finding]:
         """Run every enabled check on a prepared context."""
@@ -325,12 +329,14 @@ def merge_syntax(findings: Iterable[Finding]) -> list[Finding]:
 
 def _with_own_names(project_names, text: str):
     """``runtime_names`` for one lint: the project's names plus the linted text's own
-    (which may be newer than the file on disk), computed once on first use."""
-    cache: list[frozenset[str]] = []
+    (which may be newer than the file on disk), computed once on first use.
+    ``project_names`` returns a :class:`~luaguard.checks.runtime_names.NamesView`: the
+    result answers ``in`` without copying the project's names."""
+    cache: list = []
 
-    def names() -> frozenset[str]:
+    def names():
         if not cache:
-            cache.append(project_names() | created_names(text))
+            cache.append(project_names().with_names(created_names(text)))
         return cache[0]
 
     return names
@@ -346,6 +352,6 @@ def _file_problem(path: str | Path, rule: str, message: str, severity: Severity 
 def _read_text(path: Path) -> str | None:
     try:
         data = path.read_bytes()
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL or an unpaired surrogate in the name
         return None
     return decode_source(data).text

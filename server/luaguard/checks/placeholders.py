@@ -109,9 +109,11 @@ class PlaceholderCheck:
         """``...`` standing where code should be: in statement position, or alone on its
         line outside a function that declares ``...`` (a Roblox script's main chunk
         receives no varargs)."""
-        out = []
-        tokens = ctx.lex.tokens
+        out: list[Finding] = []
         text = ctx.text
+        if "..." not in text:
+            return out
+        tokens = ctx.lex.tokens
         real_varargs = _declared_varargs(ctx)
         for i, tok in enumerate(tokens):
             if tok.kind != "...":

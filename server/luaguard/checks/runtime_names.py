@@ -16,21 +16,26 @@ over-approximation that can only silence findings, never add them).
 from __future__ import annotations
 
 import re
+from collections import Counter
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
-_LOOKUP_OR_STRING = re.compile(
-    r"""(?P<lookup>(?:WaitForChild|FindFirstChild|FindFirstAncestor|GetService|FindFirstChildOfClass|FindFirstChildWhichIsA|FindFirstAncestorOfClass|FindFirstAncestorWhichIsA|FindService)\s*\(\s*|\[\s*)?"""
-    r"""(?:"(?P<dq>[^"\\\r\n]{1,100})"|'(?P<sq>[^'\\\r\n]{1,100})')"""
+_STRING = re.compile(r""""([^"\\\r\n]{1,100})"|'([^'\\\r\n]{1,100})'""")
+# A path look-up right before a string: its argument names a child, it creates nothing.
+_LOOKUP_BEFORE = re.compile(
+    r"(?:WaitForChild|FindFirstChild|FindFirstAncestor|GetService|FindFirstChildOfClass|FindFirstChildWhichIsA"
+    r"|FindFirstAncestorOfClass|FindFirstAncestorWhichIsA|FindService)\s*\(\s*$|\[\s*$"
 )
 
 
 def created_names(text: str) -> set[str]:
     """String-literal contents of ``text`` that are not arguments of path look-ups."""
     out: set[str] = set()
-    for m in _LOOKUP_OR_STRING.finditer(text):
-        if m.group("lookup") is None:
-            out.add(m.group("dq") if m.group("dq") is not None else m.group("sq"))
+    before = _LOOKUP_BEFORE.search
+    for m in _STRING.finditer(text):
+        start = m.start()
+        if before(text, max(0, start - 48), start) is None:
+            out.add(m.group(1) if m.group(1) is not None else m.group(2))
     return out
 
 
@@ -40,6 +45,10 @@ class RuntimeNames:
     ``files`` returns the script paths to scan (called lazily, on first use);
     ``read`` reads one of them (missing or unreadable files count as empty).  Open
     editor buffers override disk through :meth:`set_text`.
+
+    A count of the files naming each name is kept up to date as files and buffers
+    change, so :meth:`view` answers ``name in ...`` without rebuilding the union over
+    the project after every keystroke (with 50,000 files that rebuild took ~25 ms).
     """
 
     def __init__(self, files: Callable[[], Iterable[Path]], read: Callable[[Path], str | None]) -> None:
@@ -48,6 +57,7 @@ class RuntimeNames:
         self._per_file: dict[Path, set[str]] | None = None
         self._overrides: dict[Path, set[str]] = {}
         self._union: frozenset[str] | None = None
+        self._counts: Counter[str] | None = None
 
     def _ensure(self) -> dict[Path, set[str]]:
         if self._per_file is None:
@@ -59,36 +69,100 @@ class RuntimeNames:
             self._per_file = per_file
         return self._per_file
 
+    def _effective(self, path: Path) -> set[str]:
+        if path in self._overrides:
+            return self._overrides[path]
+        return (self._per_file or {}).get(path, set())
+
+    def _counter(self) -> Counter[str]:
+        if self._counts is None:
+            per_file = dict(self._ensure())
+            per_file.update(self._overrides)
+            counts: Counter[str] = Counter()
+            for names in per_file.values():
+                counts.update(names)
+            self._counts = counts
+        return self._counts
+
+    def _change(self, path: Path, apply: Callable[[], None]) -> None:
+        """Run ``apply`` (which changes what ``path`` names) and update the counts."""
+        old = self._effective(path)
+        apply()
+        new = self._effective(path)
+        if old == new:
+            return
+        self._union = None
+        counts = self._counts
+        if counts is None:
+            return
+        for name in old - new:
+            counts[name] -= 1
+            if counts[name] <= 0:
+                del counts[name]
+        for name in new - old:
+            counts[name] += 1
+
     def names(self) -> frozenset[str]:
         """Union over the project (open buffers replacing their files)."""
         if self._union is None:
-            per_file = dict(self._ensure())
-            per_file.update(self._overrides)
-            union: set[str] = set()
-            for names in per_file.values():
-                union |= names
-            self._union = frozenset(union)
+            self._union = frozenset(self._counter())
         return self._union
+
+    def view(self) -> "NamesView":
+        """A live ``in``-only view of :meth:`names` (no copy of the union)."""
+        return NamesView(self._counter())
 
     def set_text(self, path: Path, text: str | None) -> None:
         """Use ``text`` for ``path`` (an open buffer); ``None`` drops the override."""
         if text is None:
-            self._overrides.pop(path, None)
+            self._change(path, lambda: self._overrides.pop(path, None))
         else:
-            self._overrides[path] = created_names(text)
-        self._union = None
+            names = created_names(text)
+            self._change(path, lambda: self._overrides.__setitem__(path, names))
 
     def file_changed(self, path: Path) -> None:
         """Re-read ``path`` from disk (created, changed or deleted)."""
-        if self._per_file is not None:
-            text = self._read(path)
+        per_file = self._per_file
+        if per_file is None:
+            return
+        text = self._read(path)
+
+        def apply() -> None:
             if text:
-                self._per_file[path] = created_names(text)
+                per_file[path] = created_names(text)
             else:
-                self._per_file.pop(path, None)
-        self._union = None
+                per_file.pop(path, None)
+
+        self._change(path, apply)
 
     def invalidate(self) -> None:
         """Forget everything read from disk (after a full re-index)."""
         self._per_file = None
         self._union = None
+        self._counts = None
+
+
+class NamesView:
+    """Set-like membership over name counts, optionally with extra names (a file's own)."""
+
+    __slots__ = ("_counts", "_extra")
+
+    def __init__(self, counts: Counter[str], extra: frozenset[str] | set[str] = frozenset()) -> None:
+        self._counts = counts
+        self._extra = extra
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._extra or name in self._counts
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._counts
+        for name in self._extra:
+            if name not in self._counts:
+                yield name
+
+    def __len__(self) -> int:
+        return len(self._counts) + sum(1 for n in self._extra if n not in self._counts)
+
+    def with_names(self, extra: set[str]) -> "NamesView":
+        """This view plus ``extra``."""
+        return NamesView(self._counts, extra)

@@ -7,8 +7,8 @@ node set of Luau's ``Ast.h`` (luau-lang/luau), written independently: statements
 
 Names are resolved while parsing, as Luau's parser does: a name bound by ``local``, a
 parameter or a loop becomes :class:`ExprLocal` pointing at its :class:`Local`; any other
-name is :class:`ExprGlobal`.  Each :class:`Local` records the assignments made to it after
-its declaration (``assignments``), so a check can tell a constant alias
+name is :class:`ExprGlobal`.  Each :class:`Local` records where it is assigned after its
+declaration (``assignments``, offsets), so a check can tell a constant alias
 (``local RS = game:GetService("ReplicatedStorage")``) from a reassigned variable.
 
 :func:`walk` visits a tree iteratively (no recursion limit), :func:`children` lists a
@@ -37,9 +37,11 @@ class Local:
 
     ``start``/``end`` locate the binding name; ``annotation`` is its type annotation;
     ``function_depth`` counts enclosing functions (0 = main chunk); ``shadow`` is the
-    binding of the same name it hides; ``assignments`` are the :class:`StatAssign` /
-    :class:`StatCompoundAssign` nodes that later assign to it; ``value`` is the
-    expression it was initialised with (``None`` when it has none or is a parameter).
+    binding of the same name it hides; ``assignments`` are the start offsets of the
+    :class:`StatAssign` / :class:`StatCompoundAssign` statements that later assign to it
+    (offsets, not nodes, so the tree has no reference cycles and is freed by reference
+    counting); ``value`` is the expression it was initialised with (``None`` when it
+    has none, is a parameter, or is a ``local function``).
     """
 
     __slots__ = ("name", "start", "end", "annotation", "is_const", "function_depth", "shadow", "assignments", "value", "kind")
@@ -52,7 +54,7 @@ class Local:
         self.is_const = is_const
         self.function_depth = function_depth
         self.shadow = shadow
-        self.assignments: list = []
+        self.assignments: list[int] = []
         self.value = None
         self.kind = kind  # "local" | "param" | "for" | "self" | "function"
 

@@ -694,9 +694,7 @@ class Parser:
             func = self.parse_function_body(False, match, name, (name, ns, ne), attributes, is_const=is_const)
             self.stop_on["end"] -= 1
             var = func.own_local
-            node = A.StatLocalFunction(start, func.end, var, func, is_const)
-            var.value = func
-            return node
+            return A.StatLocalFunction(start, func.end, var, func, is_const)
         if attributes:
             t = self.tok
             self.report(t.start, t.end, f"Expected 'function' after local declaration with attribute, but got {describe(t)} instead")
@@ -834,7 +832,7 @@ class Parser:
         node = A.StatAssign(initial.start, values[-1].end, targets, values)
         for t in targets:
             if type(t) is A.ExprLocal:
-                t.local.assignments.append(node)
+                t.local.assignments.append(node.start)
         return node
 
     def check_target(self, expr: A.Expr) -> A.Expr:
@@ -850,7 +848,7 @@ class Parser:
         value = self.parse_expr()
         node = A.StatCompoundAssign(initial.start, value.end, op, target, value)
         if type(target) is A.ExprLocal:
-            target.local.assignments.append(node)
+            target.local.assignments.append(node.start)
         return node
 
     def parse_function_body(

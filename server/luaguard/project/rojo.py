@@ -1098,6 +1098,8 @@ class RojoBuilder:
 
     def _resolve_project_path(self, folder: str, value: str) -> tuple[str | None, str | None]:
         """Root-relative normalised target of a ``$path``, or a refusal reason."""
+        if "\x00" in value or not _valid_utf8(value):
+            return None, "path is not a valid file name (a NUL character or an unpaired surrogate); not read"
         value = value.replace("\\", "/")
         if not value:
             value = "."
@@ -1155,14 +1157,20 @@ class RojoBuilder:
         middleware, iname = found
         if middleware == "ignore":
             return None
-        if is_link and middleware in _CONTENT_MIDDLEWARES:
+        outside_link = False
+        if is_link:
             real = os.path.realpath(self.abs(rel))
-            if not self._inside_root(real):
-                self.problem(rel, "symbolic link to a file outside the project root; not read", "warning")
-                inst = Instance(iname, "Folder", open_reason="link outside the project root; not followed",
-                                class_guessed=True)
-                self._register_file(rel, inst)
-                return inst
+            outside_link = not self._inside_root(real)
+        if outside_link and middleware in _CONTENT_MIDDLEWARES:
+            self.problem(rel, "symbolic link to a file outside the project root; not read", "warning")
+            inst = Instance(iname, "Folder", open_reason="link outside the project root; not followed",
+                            class_guessed=True)
+            self._register_file(rel, inst)
+            return inst
+        if outside_link:
+            # Rojo would sync the file, so the instance stays; but the file is left out of
+            # the file map, so nothing (run-time name scan, `luaguard check`) reads it.
+            self.problem(rel, "symbolic link to a file outside the project root; its content is not read", "warning")
         if middleware in _SCRIPT_MIDDLEWARES:
             cls, rc = _script_class(middleware, ctx.emit_legacy)
             inst = Instance(iname, cls, run_context=rc)
@@ -1184,7 +1192,8 @@ class RojoBuilder:
             return self._nested_project(rel, iname, ctx)
         else:  # pragma: no cover - every middleware is handled above
             return None
-        self._register_file(rel, inst)
+        if not outside_link:
+            self._register_file(rel, inst)
         if middleware in _ADJACENT_META:
             folder = posixpath.dirname(rel)
             for ext in (".meta.json", ".meta.jsonc"):

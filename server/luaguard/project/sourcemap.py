@@ -36,6 +36,7 @@ from .rojo import (
     MAX_JSON_BYTES,
     ProjectFileError,
     _decode_text,
+    _valid_utf8,
     _pointer_str,
     parse_jsonc,
     pointer_position,
@@ -100,6 +101,7 @@ def read_sourcemap(root_dir: str, rel: str) -> SourcemapResult:
     problems: list[IndexProblem] = []
     file_instances: dict[str, list[Instance]] = {}
     outside: list[str] = []
+    invalid: list[str] = []
 
     def norm(fp: str) -> str | None:
         fp = fp.replace("\\", "/")
@@ -133,6 +135,9 @@ def read_sourcemap(root_dir: str, rel: str) -> SourcemapResult:
         for i, fp in enumerate(fps):
             if not isinstance(fp, str):
                 fail(ptr + ["filePaths", i], "file path must be a string")
+            if "\x00" in fp or not _valid_utf8(fp):
+                invalid.append(fp)  # no file can have this name (and os calls would raise)
+                continue
             r = norm(fp)
             if r is None:
                 outside.append(fp)
@@ -172,4 +177,9 @@ def read_sourcemap(root_dir: str, rel: str) -> SourcemapResult:
             rel, None, None,
             f"{len(outside)} file path(s) lie outside the index root and are not mapped "
             f"(first: {outside[0]})", "info"))
+    if invalid:
+        problems.append(IndexProblem(
+            rel, None, None,
+            f"{len(invalid)} file path(s) are not valid file names (a NUL character or an unpaired surrogate) "
+            f"and are not mapped (first: {invalid[0]!r})", "warning"))
     return SourcemapResult(root, file_instances, problems, scripts_only)

@@ -429,9 +429,7 @@ def test_cli_reports_hostile_project_files_without_traceback(tmp_path: Path) -> 
         assert "default.project.json" in proc.stderr and "Traceback" not in proc.stderr, (name, proc.stderr)
 
 
-# -- 4. known gaps (reported; see bench/README.md) ---------------------------------------------
-@pytest.mark.xfail(strict=True, reason="toolcalls: a tools file may be anywhere (tools_file = '/etc/passwd' is read); "
-                                       "it should be refused like any path outside the project root")
+# -- 4. tool calls: workspace-controlled files and schemas never reach outside ---------------------------------------------
 def test_tools_file_outside_the_root_is_refused(tmp_path: Path) -> None:
     from luaguard.toolcalls.api import toolset
     from luaguard.workspace import read_project_settings
@@ -450,9 +448,6 @@ def test_tools_file_outside_the_root_is_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
-@pytest.mark.xfail(strict=True, reason="toolcalls: a $ref in a workspace tool schema is retrieved (file:// and http:// "
-                                       "through jsonschema's deprecated automatic retrieval); unresolvable refs raise "
-                                       "out of validate_calls")
 def test_schema_refs_are_never_retrieved(tmp_path: Path) -> None:
     outside = tmp_path / "schema.json"
     outside.write_text('{"type": "integer"}')
@@ -470,8 +465,6 @@ def test_schema_refs_are_never_retrieved(tmp_path: Path) -> None:
     assert not any("integer" in e["message"] for r in results for e in r["errors"])
 
 
-@pytest.mark.xfail(strict=True, reason="toolcalls: create_script 'Packages/passwd' is valid although Packages is a "
-                                       "symbolic link to /etc (a harness running the call would write /etc/passwd)")
 def test_new_file_through_a_root_level_symlink_is_refused(hostile: dict[str, Path]) -> None:
     [res] = validate_calls(Engine(hostile["ws"]), [{"name": "create_script",
                                                    "arguments": {"path": "Packages/passwd", "content": "return {}\n"}}])

@@ -39,6 +39,7 @@ from .paths import (
     PathRef,
     children_listing,
     display,
+    file_rel,
     is_script,
     parse_path,
     scripts_under,
@@ -405,10 +406,20 @@ def _api():
 # -- paths ----------------------------------------------------------------------------------
 def _parse(ctx: CallContext, value: str, fname: str, problems: list[Problem]) -> PathRef | None:
     try:
-        return parse_path(value, ctx.root, ctx.project.api.services)
+        ref = parse_path(value, ctx.root, ctx.project.api.services)
     except PathError as exc:
         problems.append(Problem(exc.code, str(exc), field=fname))
         return None
+    if ref.form != "file" and ("/" in value or "\\" in value):
+        # Read as an instance path, but a harness may still use it as a file path: it
+        # must not lead out of the root either (symlinked directories included).
+        try:
+            file_rel(value, ctx.root)
+        except PathError as exc:
+            if exc.code == "path_outside_project":
+                problems.append(Problem(exc.code, str(exc), field=fname))
+                return None
+    return ref
 
 
 def _lookup_instance(ctx: CallContext, text: str) -> Instance | None:
@@ -664,6 +675,14 @@ def _create_script(ctx: CallContext, value: str, fname: str, cls: str | None, pr
     rel = f"{node.dir_path}/{name}{CLASS_SUFFIX[cls]}" if node.dir_path else None
     if node.dir_path == "":
         rel = f"{name}{CLASS_SUFFIX[cls]}"
+    if rel is not None:
+        # The file a harness would write for this instance must stay inside the project
+        # too (a synced directory may be a symbolic link out of the root).
+        try:
+            rel = file_rel(rel, ctx.root)
+        except PathError as exc:
+            problems.append(Problem(exc.code, f"Cannot create '{ref.raw}': {exc}", field=fname))
+            return None
     created = ov.create(node, name, cls, file=rel)
     return _Target(created, rel, display(created))
 

@@ -112,6 +112,12 @@ def _file_rel(raw: str, root: str | None) -> str:
     return rel
 
 
+def file_rel(raw: str, root: str | None) -> str:
+    """The root-relative POSIX form of a file path; raises :class:`PathError`
+    (``path_outside_project``) for a path that leaves the root, symlinks included."""
+    return _file_rel(raw, root)
+
+
 def display(node: Instance) -> str:
     """``ServerScriptService.Server.Main`` for a node (its path without ``game.``)."""
     p = node.path

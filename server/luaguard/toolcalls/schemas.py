@@ -44,6 +44,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 import jsonschema
+import referencing
+import referencing.exceptions
 from jsonschema.exceptions import SchemaError
 
 ROLES = frozenset({
@@ -186,9 +188,40 @@ class ToolSet:
 
 
 def _validator_for(schema: dict[str, Any]):
+    """A validator that never retrieves anything: ``$ref`` resolves only inside the
+    schema itself (an empty ``referencing`` registry; jsonschema's automatic retrieval
+    of ``file://`` and ``http://`` references is off).  An unresolvable reference is a
+    :class:`SchemaError`-like ``ValueError`` raised here, not at validation time."""
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     cls.check_schema(schema)
-    return cls(schema)
+    validator = cls(schema, registry=_NO_RETRIEVAL)
+    _check_refs(validator, schema)
+    return validator
+
+
+def _no_retrieval(uri: str):
+    raise referencing.exceptions.NoSuchResource(ref=uri)
+
+
+_NO_RETRIEVAL = referencing.Registry(retrieve=_no_retrieval)
+
+
+def _check_refs(validator, schema: Any) -> None:
+    """Resolve every ``$ref`` once, so a reference to anything outside the schema is
+    refused when the tool is loaded."""
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str):
+                try:
+                    validator._resolver.lookup(ref)
+                except referencing.exceptions.Unresolvable:
+                    raise SchemaError(f"$ref {ref!r} does not resolve inside the schema (references are never fetched)") from None
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
 
 
 def _annotation(obj: Any) -> dict[str, Any]:
@@ -324,6 +357,11 @@ def builtin_tools() -> dict[str, ToolSpec]:
     return dict(_BUILTIN_CACHE)
 
 
+def _inside(path: Path, root: Path) -> bool:
+    real, real_root = os.path.realpath(path), os.path.realpath(root)
+    return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
+
+
 def build_toolset(settings: Any, root: Path | None, extra_files: Iterable[Path] = ()) -> ToolSet:
     """The tool set for ``settings`` (a :class:`~luaguard.config.ToolCallSettings`).
 
@@ -348,7 +386,12 @@ def build_toolset(settings: Any, root: Path | None, extra_files: Iterable[Path] 
         p = Path(tools_file)
         if not p.is_absolute() and root is not None:
             p = root / p
-        files.append(p)
+        # luaguard.toml belongs to the workspace: its tools file must stay inside the
+        # project (symlinks resolved).  Files named on the command line are the user's.
+        if root is not None and not _inside(p, root):
+            problems.append(f"toolcalls.tools_file: {tools_file!r} is outside the project root; not read")
+        else:
+            files.append(p)
     files.extend(extra_files)
     for p in files:
         found, probs = load_tool_definitions(read_tools_file(p), os.fspath(p), builtin)

@@ -30,6 +30,9 @@ def lint(src: str, mode: str = "editor"):
         "-- rest of the hitbox code here\n",
         "-- ... rest of implementation remains the same\n",
         "--[[ (rest of file unchanged) ]]\n",
+        "local x = 1\n-- etc.\n",
+        "-- keep existing handlers\n",
+        "-- (leave the other methods as is)\n",
     ],
 )
 def test_truncation_markers_are_errors_in_every_mode(src):
@@ -40,11 +43,12 @@ def test_truncation_markers_are_errors_in_every_mode(src):
 
 
 def test_todo_is_warning_in_editor_and_error_in_patch():
-    src = "local x = 1 -- TODO: handle nil\n-- FIXME later\n"
+    src = "local x = 1 -- TODO: handle nil\n-- FIXME later\n-- todo: lower case marker\n"
     editor = lint(src, "editor")
     patch = lint(src, "patch")
-    assert [f.severity for f in editor] == [Severity.WARNING, Severity.WARNING]
-    assert [f.severity for f in patch] == [Severity.ERROR, Severity.ERROR]
+    assert [f.severity for f in editor] == [Severity.WARNING] * 3
+    assert [f.severity for f in patch] == [Severity.ERROR] * 3
+    assert patch[2].message.startswith("TODO comment in a patch")
 
 
 @pytest.mark.parametrize(
@@ -61,6 +65,8 @@ def test_todo_is_warning_in_editor_and_error_in_patch():
         "local todo = 'x' -- a todo list item",
         "-- the rest of the code expects numbers here, not strings\nlocal n = 1",
         "-- We handle the rest of the cases below by falling back to defaults\nlocal n = 1",
+        "-- keep existing items when merging the two inventories\nlocal n = 1",
+        "-- the todo list is sorted by date\nlocal n = 1",
     ],
 )
 def test_not_placeholders(src):

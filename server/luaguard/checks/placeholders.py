@@ -48,12 +48,17 @@ _TRUNCATION = re.compile(
             r"^\s*\(?\s*(?:existing|previous|original|unchanged|remaining|other)\s+(?:code|logic|functions|methods|implementation|handlers)\b",
             r"\b(?:same\s+as\s+(?:before|above|original)|unchanged\s+from\s+(?:before|above|original))\b",
             r"\bcode\s+(?:continues|omitted|truncated)\b",
+            # a comment that is only "etc." or "and so on"
+            r"^\W*(?:etc\.*|and\s+so\s+on\.*)\W*$",
+            # "-- keep existing handlers", "-- (leave the other methods as is)" as the whole comment
+            r"^\W*(?:keep|leave)\s+(?:the\s+|all\s+)?(?:existing|other|remaining|previous|original)\s+[\w-]+"
+            r"(?:\s+[\w-]+)?(?:\s+(?:as\s+(?:is|before)|unchanged|here|intact))?\W*$",
             r"\b(?:omitted|truncated)\s+for\s+brevity\b",
         ]
     ),
     re.IGNORECASE,
 )
-_TODO = re.compile(r"\b(TODO|FIXME)\b")
+_TODO = re.compile(r"\b(TODO|FIXME)\b|\b([Tt]odo|[Ff]ixme)\s*:")
 
 # Tokens that may follow `...` when it is a vararg or a type pack, not a statement.
 _VARARG_FOLLOWERS = frozenset({")", ",", ">", "]", "}", "=", ":", "->", "..", "::", "|", "&", "?"})
@@ -95,11 +100,12 @@ class PlaceholderCheck:
                 continue
             m = _TODO.search(body)
             if m:
+                marker = (m.group(1) or m.group(2)).upper()
                 where = "in a patch" if ctx.mode == "patch" else "in the code"
                 out.append(
                     ctx.finding(
                         RULE, todo_severity, tok.start, tok.end,
-                        f"{m.group(1)} comment {where}: '{_clip(body.strip())}'",
+                        f"{marker} comment {where}: '{_clip(body.strip())}'",
                     )
                 )
         out.extend(self._statement_ellipses(ctx))

@@ -120,8 +120,12 @@ export const PROBE_SCRIPT = [
   "print(json.dumps(out))",
 ].join("\n");
 
-/** Arguments after the interpreter that start the server (stdio). */
-export const SERVER_ARGS = ["-m", "luaguard.cli", "serve"];
+/**
+ * Arguments after the interpreter that start the server (stdio).  `-P` (Python 3.11+)
+ * keeps the working directory — the user's workspace — off `sys.path`, so a module in
+ * the workspace that shadows one luaguard imports is never executed.
+ */
+export const SERVER_ARGS = ["-P", "-m", "luaguard", "serve"];
 
 /** Parse the probe's stdout; throws with a readable reason on anything unexpected. */
 export function parseProbeOutput(stdout: string): ProbeResult {

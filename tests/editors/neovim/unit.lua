@@ -20,7 +20,8 @@ check('diagnose missing executable', health.diagnose({ '/nonexistent/luaguard', 
 check('diagnose missing python', health.diagnose({ '/nonexistent/python', '-m', 'luaguard.cli', 'serve' }):match('cannot run the Python interpreter') ~= nil, true)
 
 local config = require('luaguard.config')
-check('server_cmd python', config.server_cmd({ python = '/x/python' }), { '/x/python', '-m', 'luaguard.cli', 'serve' })
+check('server_cmd python', config.server_cmd({ python = '/x/python' }), { '/x/python', '-P', '-m', 'luaguard', 'serve' })
+check('interpreter_of -P module cmd', health.interpreter_of({ '/x/python', '-P', '-m', 'luaguard', 'serve' }), { '/x/python' })
 check('server_cmd cmd wins', config.server_cmd({ cmd = { 'a' }, python = '/x' }), { 'a' })
 check('root marker project', config.is_root_marker('game.project.json'), true)
 check('root marker sourcemap', config.is_root_marker('sourcemap.json'), true)

@@ -1,8 +1,8 @@
 --- The luaguard server configuration for vim.lsp.config, and how it is started.
 ---
---- Server command, in order: `opts.cmd`; `{opts.python, '-m', 'luaguard.cli', 'serve'}`;
+--- Server command, in order: `opts.cmd`; `{opts.python, '-P', '-m', 'luaguard', 'serve'}`;
 --- `luaguard serve` when a `luaguard` executable is on PATH; else
---- `python3 -m luaguard.cli serve`.
+--- `python3 -P -m luaguard serve` (`-P` keeps the workspace off Python's import path).
 local M = {}
 
 --- Files that mark a luaguard/Rojo project root (a `*.project.json` counts too).
@@ -24,12 +24,12 @@ function M.server_cmd(opts)
     return opts.cmd
   end
   if opts.python then
-    return { opts.python, '-m', 'luaguard.cli', 'serve' }
+    return { opts.python, '-P', '-m', 'luaguard', 'serve' }
   end
   if vim.fn.executable('luaguard') == 1 then
     return { 'luaguard', 'serve' }
   end
-  return { vim.fn.executable('python3') == 1 and 'python3' or 'python', '-m', 'luaguard.cli', 'serve' }
+  return { vim.fn.executable('python3') == 1 and 'python3' or 'python', '-P', '-m', 'luaguard', 'serve' }
 end
 
 --- The project root of buffer `bufnr`: the nearest directory with a project marker,

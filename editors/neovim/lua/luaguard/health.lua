@@ -19,14 +19,18 @@ M.PROBE = table.concat({
   'print(json.dumps(out))',
 }, '\n')
 
---- The interpreter part of a server command (`{python, '-m', 'luaguard.cli', 'serve'}`
+--- The interpreter part of a server command (`{python, '-P', '-m', 'luaguard', 'serve'}`
 --- -> `{python}`), or nil when the command is not a Python module invocation.
 ---@param cmd string[]
 ---@return string[]?
 function M.interpreter_of(cmd)
   for i, arg in ipairs(cmd) do
-    if arg == '-m' and cmd[i + 1] == 'luaguard.cli' then
-      return vim.list_slice(cmd, 1, i - 1)
+    if arg == '-m' and (cmd[i + 1] == 'luaguard' or cmd[i + 1] == 'luaguard.cli') then
+      local last = i - 1
+      if cmd[last] == '-P' then
+        last = last - 1
+      end
+      return vim.list_slice(cmd, 1, last)
     end
   end
   return nil

@@ -1,4 +1,4 @@
-"""Command-line front end: ``luaguard check | index | validate | serve``.  No check logic lives
+"""Command-line front end: ``luaguard check | index | validate | complete | serve``.  No check logic lives
 here: every command calls the :class:`~luaguard.engine.Engine` or another engine module.
 
 Exit codes: 0 no error-severity finding, 1 at least one, 2 usage or configuration error.
@@ -258,6 +258,61 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if any(not r.valid for r in results) else EXIT_OK
 
 
+def cmd_complete(args: argparse.Namespace) -> int:
+    """``luaguard complete FILE:LINE:COL``: a guarded completion at a position (1-based line
+    and column, the column counted in characters).  Generation logic lives in
+    :mod:`luaguard.guard.generate`."""
+    from dataclasses import replace
+
+    from .guard.generate import CompletionEngine, CompletionRequest, parse_location
+    from .guard.model import ModelLoadError
+
+    err = lambda msg: print(msg, file=sys.stderr)  # noqa: E731
+    try:
+        path, line, col = parse_location(args.location)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+    try:
+        text = Path(path).read_bytes().decode("utf-8", "replace")
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    lines = text.splitlines(keepends=True) or [""]
+    if line > len(lines) + (1 if text.endswith(("\n", "\r")) else 0):
+        raise UsageError(f"{path}:{line}: the file has {len(lines)} lines")
+    body = lines[line - 1].rstrip("\r\n") if line <= len(lines) else ""
+    if col > len(body) + 1:
+        raise UsageError(f"{path}:{line}:{col}: line {line} has {len(body)} characters")
+    offset = sum(len(x) for x in lines[: line - 1]) + col - 1
+    engine = make_engine(args, err, Path(path))
+    settings = engine.settings.completion
+    if args.model:
+        settings = replace(settings, model=args.model)
+    request = CompletionRequest(
+        text=text, offset=offset, path=str(Path(path).resolve()), max_tokens=args.max_tokens,
+        guard=False if args.no_guard else None, temperature=args.temperature, seed=args.seed,
+        timeout_ms=args.timeout_ms, stop=args.stop,
+    )
+    try:
+        result = CompletionEngine(settings).complete(request, project=engine.project)
+    except ModelLoadError as exc:
+        raise UsageError(f"cannot load the completion model: {exc}") from exc
+    if args.format == "json":
+        out = {"file": path, "line": line, "column": col, **result.to_json()}
+        json.dump(out, sys.stdout, indent=2, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        if result.text:
+            sys.stdout.write(result.text if result.text.endswith("\n") else result.text + "\n")
+        note = (f"{'guarded' if result.guarded else 'unguarded'}, {result.tokens} tokens, mean p {result.mean_prob:.2f}, "
+                f"min p {result.min_prob:.2f}, stop: {result.stop_reason}")
+        if result.withheld:
+            note += f"; withheld (mean confidence below {settings.min_confidence:g})"
+        if result.degraded:
+            note += f"; {result.degraded}"
+        err(note)
+    return EXIT_OK
+
+
 def cmd_index(args: argparse.Namespace) -> int:
     err = lambda msg: print(msg, file=sys.stderr)  # noqa: E731
     engine = make_engine(args, err)
@@ -320,6 +375,19 @@ def build_parser() -> argparse.ArgumentParser:
     _project_file_options(p)
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.set_defaults(func=cmd_index)
+
+    p = sub.add_parser("complete", help="guarded completion at FILE:LINE:COL with the local model")
+    p.add_argument("location", metavar="FILE:LINE:COL", help="position to complete at (1-based line and column)")
+    p.add_argument("--project", metavar="DIR", help="project root (default: found above FILE)")
+    p.add_argument("--max-tokens", type=int, default=None, metavar="N", help="generate at most N tokens (default: completion.max_tokens)")
+    p.add_argument("--no-guard", action="store_true", help="generate without the decoding guard")
+    p.add_argument("--model", metavar="PATH", help="model folder or cached hub id (default: completion.model, else the shipped model)")
+    p.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (default)")
+    p.add_argument("--seed", type=int, default=0, help="sampling seed")
+    p.add_argument("--timeout-ms", type=int, default=None, metavar="MS", help="time budget (default: completion.timeout_ms)")
+    p.add_argument("--stop", choices=("balanced", "line"), default="balanced", help="where the model may stop")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.set_defaults(func=cmd_complete)
 
     p = sub.add_parser("serve", help="run the language server over stdio")
     p.set_defaults(func=cmd_serve)

@@ -216,6 +216,9 @@ def _load_cached(path_str: str, device: str) -> LoadedModel:
     config = _check_folder(path)
     import torch
     from transformers import AutoModelForCausalLM
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # no "Loading weights" bar on the CLI's stderr or the LSP log
 
     dtype: Any = torch.float32 if device == "cpu" else "auto"
     try:

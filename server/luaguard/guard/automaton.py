@@ -1,0 +1,1198 @@
+"""The guard's byte-level automaton over Luau text.
+
+:class:`Automaton` reads the text a model writes one byte at a time and rejects the first
+byte that would make it (1) name an instance that does not exist where a path is being
+written, (2) write a placeholder, (3) close a bracket or block that is not open (or close
+the wrong one), or (4) - opt-in - write an asset id that appears nowhere in the project or
+prompt.  It follows the token boundaries of :mod:`luaguard.luau.lexer` (itself written from
+``Ast/src/Lexer.cpp`` of luau-lang/luau) exactly where it matters - strings with their
+escapes, long brackets ``[==[ ]==]``, comments, interpolated strings with their brace
+stack, numbers - so that what the guard treats as code is what the linter treats as code.
+
+**State.** A state is a plain tuple (hashable, immutable)::
+
+    (mode, payload, prev, flags, val, stack, decl, num, ifx, events)
+
+* ``mode``/``payload``: where the lexer is (between tokens, inside an identifier, a
+  number, a string, a comment, a name being matched against a name table ...);
+* ``prev``: the class of the previous significant token (``P_*``) and ``flags``
+  (``F_WS``/``F_NL``: white space / a line break since it; ``F_IOPEN``: right after an
+  interpolation ``{``);
+* ``val``: the instance value of the expression just read (see :mod:`.paths`), meaningful
+  while a postfix operator (``.``, ``:``, ``[``) may still follow;
+* ``stack``: open brackets and blocks (:mod:`.brackets`); ``ifx``: open if-expressions of
+  the current level;
+* ``decl``/``events``: bookkeeping of ``local`` declarations, so the caller can bind names
+  the model declares (``local remotes = RS:WaitForChild("Remotes")``); they never change
+  which bytes are accepted (:meth:`Automaton.project` drops them);
+* ``num``: the grounded-number context (after ``...Id =``).
+
+**Value rules** follow :class:`luaguard.checks.resolve.Resolver` (the linter): a chain
+starts at a variable bound to instances (the caller attaches the value of the identifier at
+each token boundary; inside a token it is :data:`ATTACH_MAYBE`, which makes indexing it
+impossible in that token); ``.Name``/``["Name"]`` use the ``KIND_DOT``/``KIND_BRACKET``
+tables, ``:WaitForChild("Name")``/``:FindFirstChild`` ``KIND_LOOKUP``,
+``:GetService``/``:FindService`` ``KIND_SERVICE``, ``:FindFirstAncestor``
+``KIND_ANCESTOR``; parenthesised chains ``(x).Y`` and ``(x :: T).Y`` keep the value.
+Where the guard cannot know the value the linter will compute (a comment between a value
+and ``.``, a bracket the prompt opened and the model closes, conflicting bindings), the
+value is :data:`~.paths.POISON` and indexing it is rejected.
+
+**Placeholders**: :mod:`.placeholders` phrases in comments and strings; ``...`` only where
+the linter's ``placeholder`` rule accepts it as a vararg (after an expression preceder on
+the same line, or as a type pack ``T...``).
+
+**Closers**: ``)``, ``]``, ``}``, ``end`` and ``until`` only when the innermost open frame is
+their opener (:mod:`.brackets` mirrors the linter's structure analysis, so a closer never
+makes it drop or miss a frame).
+
+Other bytes that make Luau invalid are rejected where that is cheap and certain (non-ASCII
+or control bytes in code, raw line breaks in quoted strings, malformed numbers, ``{{`` in
+interpolations, ``[=`` without ``[``, a keyword after ``.``).
+
+``step(state, byte, how)`` returns the next state or ``None``; ``how`` has bit
+:data:`LENIENT` (used to read a prompt: every rejection becomes the linter's recovery, e.g.
+a name that does not exist makes the chain unknown) and bit :data:`GEN` (frames opened now
+belong to the model).
+"""
+
+from __future__ import annotations
+
+from .brackets import (
+    BRACKETS,
+    K_BLOCK,
+    K_CALL,
+    K_GROUP,
+    K_INDEX,
+    K_INTERP,
+    K_LOOP,
+    K_REPEAT,
+    K_TABLE,
+)
+from .numbers import ID_TRIGGERS, IdSet
+from .paths import KIND_BRACKET, KIND_DOT, KIND_METHOD, NOVAL, POISON, PathSpace
+from .placeholders import BANNED, PhraseMatcher, comment_matcher, string_matcher
+
+__all__ = ["ATTACH_MAYBE", "GEN", "KEYWORDS", "LENIENT", "Automaton", "initial_state"]
+
+# -- state layout -----------------------------------------------------------------------------
+MODE, PAY, PREV, FLAGS, VAL, STACK, DECL, NUM, IFX, EV = range(10)
+
+(M_CODE, M_IDENT, M_NUM, M_DASH, M_DOT1, M_DOT2, M_COLON, M_LBRACK, M_LBRACK_EQ, M_STR, M_LSTR,
+ M_CSTART, M_CLB, M_LCMT, M_BCMT, M_INTERP, M_NAME, M_LPAREN, M_LARG, M_NSTR, M_AFTER, M_IARG,
+ M_DIGITS, M_TILDE, M_EQ) = range(25)
+
+(P_NONE, P_PRE, P_NAME, P_CALLABLE, P_VAL, P_OTHER, P_LOCAL, P_FUNCTION, P_THEN_EXPR,
+ P_THEN_STMT, P_STRING) = range(11)
+LITERAL = -5  # string payload `res` of a string literal (not a call argument)
+F_WS, F_NL, F_IOPEN = 1, 2, 4
+
+G_FRESH, G_CHAIN, G_IMPURE = -10, -11, -12
+
+# declaration bookkeeping: (phase, n_names, idx, depth, chain, confused)
+D_EXPECT_NAME, D_AFTER_NAME, D_TYPE, D_VALUES = range(4)
+
+# grounded-number context
+N_NONE, N_IDNAME, N_IDVALUE = 0, 1, 2
+
+# number lexeme phases and value states
+PH1, PHE, PHT = 0, 1, 2
+S_Z, S_D, S_F0, S_F, S_E, S_ES, S_ED, S_HX, S_H, S_BX, S_B = range(11)
+_NUM_ACCEPT = frozenset({S_Z, S_D, S_F0, S_F, S_ED, S_H, S_B})
+
+A_CALL, A_INDEX = 0, 1
+# bytes that can end a string or comment (for :meth:`Automaton.project`)
+END_DQ, END_SQ, END_BT, END_RB, END_NL = 1, 2, 4, 8, 16
+ENDS_ALL = 31
+_TEXT_MODES = frozenset({M_STR, M_LSTR, M_LCMT, M_BCMT, M_INTERP})
+# runs of bytes a state accepts whole (see Automaton.free_kind)
+F_IDENT, F_NSTR, F_LCMT, F_BCMT, F_DQ, F_SQ, F_LSTR, F_INTERP = 1, 2, 4, 8, 16, 32, 64, 128
+F_ALL = 255
+ATTACH_MAYBE = -3  # identifier text unknown to the automaton: indexing it is rejected
+# identifier payload bits
+I_JUXT, I_EXPRPOS = 1, 2
+
+LENIENT = 1
+GEN = 2
+
+KEYWORDS = ["and", "break", "do", "else", "elseif", "end", "false", "for", "function", "if", "in", "local", "nil", "not", "or", "repeat", "return", "then", "true", "until", "while"]
+_KW_CLASS = {
+    "and": P_PRE, "or": P_PRE, "not": P_PRE, "return": P_PRE, "in": P_PRE, "if": P_PRE, "elseif": P_PRE,
+    "while": P_PRE, "until": P_PRE, "true": P_VAL, "false": P_VAL, "nil": P_VAL, "local": P_LOCAL,
+    "function": P_FUNCTION,
+}
+_KW_CONTINUES_DECL = frozenset({"and", "or", "not", "function", "true", "false", "nil"})
+
+# keyword trie: positions are indices into _KW_PREFIXES
+_KW_PREFIXES: list[str] = [""]
+_KW_INDEX: dict[str, int] = {"": 0}
+for _kw in KEYWORDS:
+    for _i in range(1, len(_kw) + 1):
+        _p = _kw[:_i]
+        if _p not in _KW_INDEX:
+            _KW_INDEX[_p] = len(_KW_PREFIXES)
+            _KW_PREFIXES.append(_p)
+_KW_NEXT: dict[tuple[int, int], int] = {}
+for _p, _i in _KW_INDEX.items():
+    for _c in range(256):
+        _q = _p + chr(_c)
+        if _q in _KW_INDEX:
+            _KW_NEXT[(_i, _c)] = _KW_INDEX[_q]
+_KW_AT: dict[int, str] = {_KW_INDEX[k]: k for k in KEYWORDS}
+
+# byte classes in code
+C_BAD, C_WS, C_NL, C_IDSTART, C_DIGIT, C_OTHER = range(6)
+_CLASS = [C_BAD] * 256
+for _b in b" \t\x0b\x0c":
+    _CLASS[_b] = C_WS
+for _b in b"\r\n":
+    _CLASS[_b] = C_NL
+for _b in range(256):
+    if chr(_b).isascii() and (chr(_b).isalpha() or _b == 0x5F):
+        _CLASS[_b] = C_IDSTART
+    elif 0x30 <= _b <= 0x39:
+        _CLASS[_b] = C_DIGIT
+for _b in b"\"'`()[]{}.:-~=+*/%^#<>,;&|?":
+    _CLASS[_b] = C_OTHER
+_IDCHAR = [c in (C_IDSTART, C_DIGIT) for c in _CLASS]
+_WSB = frozenset(b" \t\x0b\x0c\r\n")
+_HEX = frozenset(b"0123456789abcdefABCDEF")
+_DIGITS = frozenset(b"0123456789")
+_PRE_OPS = frozenset(b"+*/%^#<>=,")
+_TYPE_OPS = frozenset(b"&|?")
+_CLOSER_KINDS = {0x29: (K_CALL, K_GROUP), 0x5D: (K_INDEX,), 0x7D: (K_TABLE, K_INTERP)}
+
+
+_MISSING = object()
+
+
+def initial_state(prev: int = P_NONE, stack: tuple = (), *, val: int = NOVAL, flags: int = 0, ifx: int = 0) -> tuple:
+    """A state between tokens in code, after a token of class ``prev`` with ``stack`` open."""
+    return (M_CODE, 0, prev, flags, val, stack, None, N_NONE, ifx, ())
+
+
+def _after(prev: int) -> bool:
+    return prev == P_NAME or prev == P_CALLABLE or prev == P_VAL or prev == P_STRING
+
+
+class Automaton:
+    """The byte automaton for one project (:class:`~.paths.PathSpace`) and options.
+
+    ``ids``: the grounded asset ids (:class:`~.numbers.IdSet`), ``None`` to leave numbers
+    free; ``stop``: ``"balanced"`` (generation may stop only when the brackets it opened
+    are closed and no string, comment or name is unfinished) or ``"line"`` (also right after
+    a line break); ``paths``: False leaves instance paths free (bindings are then empty).
+    Thread-safe: it holds no mutable state besides memo tables of the phrase matchers.
+    """
+
+    def __init__(self, space: PathSpace, *, ids: IdSet | None = None, stop: str = "balanced",
+                 paths: bool = True) -> None:
+        if stop not in ("balanced", "line"):
+            raise ValueError(f"stop must be 'balanced' or 'line', got {stop!r}")
+        self.space = space
+        self.paths = paths
+        self.ids = ids
+        self.stop = stop
+        self.cm = comment_matcher()
+        self.sm = string_matcher()
+        self.tm = PhraseMatcher(ID_TRIGGERS) if ids is not None else None
+        self._tstart = self.tm.start if self.tm is not None else -2
+        self._keep_flags = stop == "line"
+        self._class_cache: dict[tuple, tuple[int, ...]] = {}
+        self._step_memo: dict[tuple, tuple | None] = {}
+        # classes between tokens in code: letters that start no keyword are alike, digits 1-9
+        # are alike, white space and line breaks are alike, rejected bytes are alike
+        classes = list(range(256))
+        for b in range(256):
+            c = _CLASS[b]
+            if c == C_IDSTART and _KW_NEXT.get((0, b), -1) < 0 and not (ids is not None and b == 0x49):
+                classes[b] = 0x5F
+            elif c == C_DIGIT and b != 0x30:
+                classes[b] = 0x31
+            elif c == C_WS:
+                classes[b] = 0x20
+            elif c == C_NL:
+                classes[b] = 0x0A
+            elif c == C_BAD:
+                classes[b] = 0x00
+        self._code_classes = tuple(classes)
+
+    # ------------------------------------------------------------------------------ queries
+    def eos_ok(self, s: tuple) -> bool:
+        """May the text end in state ``s``?  (No bracket the model opened is still open and
+        nothing is left unfinished; with ``stop="line"`` also right after a line break.)"""
+        if self.stop == "line" and s[MODE] == M_CODE and s[FLAGS] & F_NL:
+            return True
+        for f in s[STACK]:
+            if f[2] and f[0] in BRACKETS:
+                return False
+        return self.complete_ok(s)
+
+    def complete_ok(self, s: tuple) -> bool:
+        """Is every token of the text finished and checked in state ``s``?  (Brackets may be
+        open.)  A generation cut short (token limit, time budget) is trimmed back to such a
+        point, so a half-written name or keyword is never left unchecked."""
+        mode = s[MODE]
+        if mode == M_CODE or mode == M_LCMT or mode == M_CSTART or mode == M_CLB:
+            return True
+        if mode == M_IDENT:
+            done = self.cached_step(s, 0x0A)  # the identifier must be allowed where it stands
+            return done is not None
+        if mode == M_NUM:
+            return s[PAY][1] in _NUM_ACCEPT
+        if mode == M_DIGITS:
+            return self.ids is not None and self.ids.terminal[s[PAY]]
+        if mode == M_NAME:
+            return self.cached_step(s, 0x0A) is not None and s[PAY][2] == 1
+        return False
+
+    def project(self, s: tuple, keep: int, ends: int = ENDS_ALL, drop: int = 0) -> tuple:
+        """``s`` without what cannot change which bytes are accepted next: declaration
+        bookkeeping, events, which frames the model opened, all but the top ``keep`` frames (a
+        token that can close at most ``keep`` frames never sees the others) and - inside a
+        string or comment that the coming bytes cannot end (``ends``: which of the ``END_*``
+        bytes they contain) - everything outside it.  ``drop`` (bit 1: the value, bit 2: the
+        white-space flags) clears what the next byte cannot use between tokens in code.  The
+        key masks are cached under."""
+        mode = s[MODE]
+        if mode >= M_STR and mode in _TEXT_MODES:
+            if mode == M_STR:
+                closes = ends & (END_DQ if s[PAY][0] == 0x22 else END_SQ)
+            elif mode == M_INTERP:
+                closes = ends & END_BT
+            elif mode == M_LCMT:
+                closes = ends & END_NL
+            else:  # long strings and comments
+                closes = ends & END_RB
+            if not closes:
+                pay = s[PAY]
+                if mode == M_STR:
+                    pay = pay[:5] + (LITERAL,)
+                elif mode == M_LSTR:
+                    pay = pay[:3] + (1,)
+                return (mode, pay, P_NONE, 0, NOVAL, (), None, N_NONE, 0, ())
+        stack = s[STACK]
+        if keep <= 0 or not stack:
+            st: tuple = ()
+        else:
+            st = tuple((k, r if k != K_TABLE else 0, 0, x) for k, r, _g, x in stack[-keep:])
+        val, flags = s[VAL], s[FLAGS]
+        if drop and mode == M_CODE:
+            if drop & 1:
+                val = NOVAL
+            if drop & 2:
+                flags = 0
+        if st == stack and s[DECL] is None and not s[EV] and val == s[VAL] and flags == s[FLAGS]:
+            return s
+        return (mode, s[PAY], s[PREV], flags, val, st, None, s[NUM], s[IFX], ())
+
+    def free_kind(self, s: tuple) -> int:
+        """Which runs of bytes ``s`` accepts whole, as one ``F_*`` bit (0: none): ``F_IDENT``
+        when any identifier bytes just continue it (inside an identifier, or a name after
+        ``.``/``:`` that any name may follow), ``F_NSTR`` inside a name string any name may
+        fill, and - inside a comment or string whose placeholder matcher has nothing pending -
+        the bit of that kind of text (runs without a byte that ends it and without a
+        placeholder phrase are then accepted whole).  The vocabulary trie marks which
+        subtrees consist of such runs, so the mask walk can skip them."""
+        mode = s[MODE]
+        if mode == M_IDENT:
+            return F_IDENT
+        if mode == M_NAME:
+            table, _pos, started, _base, _kw, _tail = s[PAY]
+            if started == 1 and (table < 0 or self.space.get_table(table).free):
+                return F_IDENT
+            return 0
+        if mode == M_NSTR:
+            table = s[PAY][0]
+            return F_NSTR if table < 0 or self.space.get_table(table).free else 0
+        if mode == M_LCMT:
+            return F_LCMT if s[PAY] >> 2 == 0 else 0
+        if mode == M_BCMT:
+            return F_BCMT if s[PAY][1] < 0 and s[PAY][2] >> 2 == 0 else 0
+        if mode == M_LSTR:
+            return F_LSTR if s[PAY][1] < 0 and s[PAY][2] >> 2 == 0 else 0
+        if mode == M_STR:
+            quote, esc, ac, trig, idn, _res = s[PAY]
+            if esc or trig != -2 or idn >= 0 or ac >> 2:
+                return 0
+            return F_DQ if quote == 0x22 else F_SQ
+        if mode == M_INTERP:
+            esc, ac, trig, idn = s[PAY]
+            return F_INTERP if not esc and trig == -2 and idn < 0 and ac >> 2 == 0 else 0
+        return 0
+
+    def classes(self, s: tuple) -> tuple[int, ...] | None:
+        """Byte classes of state ``s``: ``classes[b]`` is a representative byte that ``b`` leads
+        to the same next state as, or ``None`` (every byte is its own class).  Used by the mask
+        walk to compute one transition per class; exact for the modes it covers (code, an
+        identifier, a name after ``.``/``:``)."""
+        mode = s[MODE]
+        if mode == M_CODE:
+            if s[NUM] == N_IDVALUE:
+                return None
+            return self._code_classes
+        if mode == M_IDENT:
+            key = (M_IDENT, s[PAY][0])
+        elif mode == M_NAME:
+            table, pos, started, _base, kw, _tail = s[PAY]
+            key = (M_NAME, table if pos >= 0 or started != 1 else -1, pos, started, kw)
+        else:
+            return None
+        got = self._class_cache.get(key)
+        if got is None:
+            got = self._class_cache[key] = self._build_classes(key)
+        return got
+
+    def _build_classes(self, key: tuple) -> tuple[int, ...]:
+        ids_on = self.ids is not None
+        out = list(self._code_classes)  # bytes that end the token behave as in code
+        rep_id = -1
+        if key[0] == M_IDENT:
+            kw = key[1]
+            special = set()
+            if kw >= 0:
+                special = {c for (k, c) in _KW_NEXT if k == kw}
+        else:
+            _m, table, pos, started, kw = key
+            special = set()
+            if table >= 0:
+                t = self.space.get_table(table)
+                special |= set(t.children[pos if started == 1 else 0]) if (pos >= 0 or started != 1) else set()
+            probe = kw if started == 1 else 0
+            if probe >= 0:
+                special |= {c for (k, c) in _KW_NEXT if k == probe}
+            if started != 1:
+                ws_rep = 0x20
+                for b in _WSB:
+                    out[b] = ws_rep
+                if started == 0:  # after `.` only a name may follow
+                    for b in range(256):
+                        if _CLASS[b] != C_IDSTART and b not in _WSB:
+                            out[b] = 0x01
+        if ids_on:
+            special |= {0x49, 0x64}
+        for b in range(256):
+            if _IDCHAR[b] and not (key[0] == M_NAME and key[3] != 1 and _CLASS[b] != C_IDSTART):
+                if b in special:
+                    out[b] = b
+                else:
+                    if rep_id < 0:
+                        rep_id = b
+                    out[b] = rep_id
+        return tuple(out)
+
+    # ------------------------------------------------------------------------------ the step
+    def cached_step(self, s: tuple, b: int, how: int = 0) -> tuple | None:
+        """:meth:`step`, memoised (bounded: the memo is cleared past 100,000 entries).  For
+        reading generated tokens, where the same states recur from sequence to sequence."""
+        key = (s, b, how)
+        memo = self._step_memo
+        got = memo.get(key, _MISSING)
+        if got is _MISSING:
+            got = self.step(s, b, how)
+            if len(memo) > 100_000:
+                memo.clear()
+            memo[key] = got
+        return got
+
+    def step(self, s: tuple, b: int, how: int = 0) -> tuple | None:
+        """The state after byte ``b`` (0-255), or ``None`` when ``b`` is rejected."""
+        mode = s[MODE]
+        if mode == M_CODE:
+            return self._code(s[PREV], s[FLAGS], s[VAL], s[STACK], s[DECL], s[NUM], s[IFX], s[EV], b, how)
+        if mode == M_IDENT:
+            return self._ident(s, b, how)
+        if mode == M_NAME:
+            return self._name(s, b, how)
+        if mode == M_STR:
+            return self._string(s, b, how)
+        if mode == M_LCMT:
+            if b == 10 or b == 13:
+                return self._end_comment(s)
+            ac = self.cm.step(s[PAY], b)
+            if ac == BANNED:
+                if not how & LENIENT:
+                    return None
+                ac = self.cm.start
+            return (M_LCMT, ac) + s[2:]
+        if mode == M_NUM:
+            return self._number(s, b, how)
+        if mode == M_DOT1:
+            return self._dot1(s, b, how)
+        if mode == M_DOT2:
+            return self._dot2(s, b, how)
+        if mode == M_COLON:
+            return self._colon(s, b, how)
+        if mode == M_DASH:
+            return self._dash(s, b, how)
+        if mode == M_LBRACK:
+            return self._lbrack(s, b, how)
+        if mode == M_LBRACK_EQ:
+            if b == 0x3D:
+                if s[PAY] >= 32 and not how & LENIENT:
+                    return None
+                return (M_LBRACK_EQ, s[PAY] + 1) + s[2:]
+            if b == 0x5B:
+                return self._long_string_start(s, s[PAY], how)
+            if not how & LENIENT:
+                return None
+            return self._code(P_OTHER, 0, NOVAL, s[STACK], s[DECL], N_NONE, s[IFX], s[EV], b, how)
+        if mode == M_LSTR or mode == M_BCMT:
+            return self._long(s, b, how)
+        if mode == M_INTERP:
+            return self._interp(s, b, how)
+        if mode == M_CSTART:
+            if b == 0x5B:
+                return (M_CLB, (0, self.cm.step(self.cm.start, b))) + s[2:]
+            if b == 10 or b == 13:
+                return self._end_comment(s)
+            ac = self.cm.step(self.cm.start, b)
+            if ac == BANNED:
+                if not how & LENIENT:
+                    return None
+                ac = self.cm.start
+            return (M_LCMT, ac) + s[2:]
+        if mode == M_CLB:
+            n, ac = s[PAY]
+            if b == 0x3D and n < 32:
+                return (M_CLB, (n + 1, self.cm.step(ac, b))) + s[2:]
+            if b == 0x5B:
+                return (M_BCMT, (n, -1, self.cm.start)) + s[2:]
+            if b == 10 or b == 13:
+                return self._end_comment(s)
+            ac = self.cm.step(ac, b)
+            if ac == BANNED:
+                if not how & LENIENT:
+                    return None
+                ac = self.cm.start
+            return (M_LCMT, ac) + s[2:]
+        if mode == M_LPAREN:
+            kind, base = s[PAY]
+            if b in _WSB:
+                return s
+            if b == 0x28:
+                stack = s[STACK] + ((K_CALL, NOVAL, 1 if how & GEN else 0, s[IFX]),)
+                return (M_LARG, (kind, base), P_PRE, 0, NOVAL, stack, s[DECL], N_NONE, 0, s[EV])
+            if not how & LENIENT:
+                return None
+            return self._code(P_NAME, 0, POISON, s[STACK], s[DECL], N_NONE, s[IFX], s[EV], b, how)
+        if mode == M_LARG:
+            return self._lookup_arg(s, b, how)
+        if mode == M_NSTR:
+            return self._name_string(s, b, how)
+        if mode == M_AFTER:
+            return self._after_arg(s, b, how)
+        if mode == M_IARG:
+            if b in _WSB:
+                return s
+            if b == 0x22 or b == 0x27:
+                table = self.space.table(s[PAY], KIND_BRACKET)
+                if self.space.get_table(table).empty:
+                    if not how & LENIENT:
+                        return None
+                    table = -1
+                return (M_NSTR, (table, 0, b, A_INDEX), P_NONE, 0, NOVAL, s[STACK], s[DECL], N_NONE, s[IFX], s[EV])
+            if (b == 0x5B or b == 0x60) and not how & LENIENT:
+                return None
+            return self._code(P_PRE, 0, NOVAL, s[STACK], s[DECL], N_NONE, s[IFX], s[EV], b, how)
+        if mode == M_DIGITS:
+            return self._digits(s, b, how)
+        if mode == M_TILDE:
+            if b == 0x3D:
+                return self._operator(s[PREV], s[VAL], s[STACK], s[DECL], s[IFX], s[EV], P_PRE, 0)
+            if not how & LENIENT:
+                return None
+            return self._code(P_OTHER, 0, NOVAL, s[STACK], s[DECL], N_NONE, s[IFX], s[EV], b, how)
+        if mode == M_EQ:
+            if b == 0x3D:
+                return self._operator(s[PREV], s[VAL], s[STACK], s[DECL], s[IFX], s[EV], P_PRE, 0)
+            st = self._operator(s[PREV], s[VAL], s[STACK], s[DECL], s[IFX], s[EV], P_PRE, 0x3D)
+            return self._code(P_PRE, 0, NOVAL, st[STACK], st[DECL], N_IDVALUE, st[IFX], st[EV], b, how)
+        raise AssertionError(f"unknown mode {mode}")  # pragma: no cover
+
+    # ------------------------------------------------------------------------------ code
+    def _code(self, prev, flags, val, stack, decl, num, ifx, ev, b, how):
+        """Byte ``b`` at a token boundary in code."""
+        if flags & F_IOPEN:
+            if (b == 0x7B or b == 0x7D) and not how & LENIENT:
+                return None
+            flags &= ~F_IOPEN
+        cls = _CLASS[b]
+        if cls == C_WS or cls == C_NL:
+            if cls == C_NL:
+                if decl is not None and decl[0] == D_TYPE and len(stack) == decl[3]:
+                    decl = None
+                if self._keep_flags or prev == P_PRE or prev == P_NAME:
+                    flags |= F_WS | F_NL
+            elif prev == P_PRE or prev == P_NAME:
+                flags |= F_WS
+            return (M_CODE, 0, prev, flags, val, stack, decl, num, ifx, ev)
+        after = _after(prev)
+        callable_ = prev == P_NAME or prev == P_CALLABLE
+        gen = 1 if how & GEN else 0
+        if cls == C_IDSTART:
+            if after:
+                stack, decl, ev = self._chain_end(prev, val, stack, decl, ev, False)
+            else:
+                stack, decl, ev = self._chain_start(stack, decl, ev)
+            bits = (I_JUXT if after else 0) | (I_EXPRPOS if prev == P_PRE or prev == P_THEN_EXPR else 0)
+            tail = (1 if b == 0x49 else 0) if self.ids is not None else 0
+            return (M_IDENT, (_KW_NEXT.get((0, b), -1), ATTACH_MAYBE, bits, tail), P_NONE, 0, NOVAL, stack, decl,
+                    N_NONE, ifx, ev)
+        if cls == C_DIGIT:
+            stack, decl, ev = self._operand(after, prev, val, stack, decl, ev)
+            if num == N_IDVALUE and self.ids is not None:
+                node = self.ids.children[0].get(b)
+                if node is not None:
+                    return (M_DIGITS, node, P_NONE, 0, NOVAL, stack, decl, N_NONE, ifx, ev)
+                if not how & LENIENT:
+                    return None
+            return (M_NUM, (PH1, S_Z if b == 0x30 else S_D), P_NONE, 0, NOVAL, stack, decl, N_NONE, ifx, ev)
+        if cls == C_BAD:
+            if not how & LENIENT:
+                return None
+            return (M_CODE, 0, prev, flags, val, stack, decl, num, ifx, ev)
+        # punctuation
+        if b == 0x2E:  # .
+            return (M_DOT1, 0, prev, flags, val, stack, decl, num, ifx, ev)
+        if b == 0x22 or b == 0x27:  # " '
+            if not callable_:
+                stack, decl, ev = self._operand(after, prev, val, stack, decl, ev)
+            res = (POISON if val == POISON else NOVAL) if callable_ else LITERAL
+            return (M_STR, (b, 0, self.sm.start, self._tstart, -1, res), P_NONE, 0, NOVAL, stack, decl, N_NONE, ifx, ev)
+        if b == 0x28:  # (
+            if callable_:
+                frame = (K_CALL, POISON if val == POISON else NOVAL, gen, ifx)
+            else:
+                stack, decl, ev = self._operand(after, prev, val, stack, decl, ev)
+                frame = (K_GROUP, G_FRESH, gen, ifx)
+            return (M_CODE, 0, P_PRE, 0, NOVAL, stack + (frame,), decl, N_NONE, 0, ev)
+        if b == 0x29 or b == 0x5D or b == 0x7D:  # ) ] }
+            return self._close(prev, val, stack, decl, ifx, ev, b, how)
+        if b == 0x5B:  # [
+            if callable_ and val == POISON and not how & LENIENT:
+                return None
+            return (M_LBRACK, 0, prev, flags, val, stack, decl, num, ifx, ev)
+        if b == 0x7B:  # {
+            if not callable_:
+                stack, decl, ev = self._operand(after, prev, val, stack, decl, ev)
+            return (M_CODE, 0, P_PRE, 0, NOVAL, stack + ((K_TABLE, 0, gen, ifx),), decl, N_NONE, 0, ev)
+        if b == 0x3A:  # :
+            return (M_COLON, 0, prev, flags, val, stack, decl, num, ifx, ev)
+        if b == 0x2D:  # -
+            return (M_DASH, 0, prev, flags, val, stack, decl, num, ifx, ev)
+        if b == 0x60:  # `
+            stack, decl, ev = self._operand(after, prev, val, stack, decl, ev)
+            return (M_INTERP, (0, self.sm.start, self._tstart, -1), P_NONE, 0, NOVAL, stack, decl, N_NONE, ifx, ev)
+        if b == 0x7E:  # ~
+            return (M_TILDE, 0, prev, flags, val, stack, decl, num, ifx, ev)
+        if b == 0x3D and num == N_IDNAME and self.ids is not None:
+            return (M_EQ, 0, prev, flags, val, stack, decl, num, ifx, ev)
+        if b in _PRE_OPS:
+            return self._operator(prev, val, stack, decl, ifx, ev, P_PRE, b)
+        if b == 0x3B:  # ;
+            return self._operator(prev, val, stack, decl, ifx, ev, P_OTHER, b)
+        if b in _TYPE_OPS:
+            return self._operator(prev, val, stack, decl, ifx, ev, P_OTHER, b)
+        raise AssertionError(f"unclassified byte {b}")  # pragma: no cover
+
+    def _operand(self, after, prev, val, stack, decl, ev):
+        """An operand other than an identifier starts: a juxtaposed operand starts a new
+        statement (the declaration being read ends), otherwise the chain starts."""
+        if after:
+            stack, decl, ev = self._chain_end(prev, val, stack, decl, ev, False)
+            return stack, None, ev
+        return self._chain_start(stack, decl, ev)
+
+    @staticmethod
+    def _chain_start(stack, decl, ev):
+        if stack:
+            top = stack[-1]
+            if top[0] == K_GROUP and top[1] == G_FRESH:
+                stack = stack[:-1] + ((K_GROUP, G_CHAIN, top[2], top[3]),)
+        if decl is not None and decl[0] == D_VALUES and decl[4] == 0 and len(stack) == decl[3]:
+            decl = (D_VALUES, decl[1], decl[2], decl[3], 1, decl[5])
+        return stack, decl, ev
+
+    @staticmethod
+    def _chain_end(prev, val, stack, decl, ev, typed):
+        """The expression just read ends (a token that does not continue it follows)."""
+        if stack:
+            top = stack[-1]
+            if top[0] == K_GROUP and top[1] == G_CHAIN:
+                res = G_IMPURE
+                if typed and (prev == P_NAME or prev == P_CALLABLE) and val != NOVAL:
+                    res = val
+                stack = stack[:-1] + ((K_GROUP, res, top[2], top[3]),)
+        if decl is not None and decl[0] == D_VALUES and decl[4] == 1 and len(stack) == decl[3]:
+            v = val if (prev == P_NAME or prev == P_CALLABLE) else NOVAL
+            if v != NOVAL:
+                ev = ev + (("bind", decl[2], v, decl[5]),)
+            decl = (D_VALUES, decl[1], decl[2], decl[3], 2, decl[5])
+        return stack, decl, ev
+
+    def _operator(self, prev, val, stack, decl, ifx, ev, cls, b):
+        """An operator token (``b`` its first byte, 0 for a two-byte operator already read)."""
+        if _after(prev):
+            stack, decl, ev = self._chain_end(prev, val, stack, decl, ev, False)
+        if decl is not None and len(stack) == decl[3]:
+            ph = decl[0]
+            if b == 0x3D:  # =
+                if ph == D_AFTER_NAME or ph == D_TYPE:
+                    decl = (D_VALUES, decl[1], 0, decl[3], 0, decl[5])
+            elif b == 0x2C:  # ,
+                if ph == D_VALUES:
+                    decl = (D_VALUES, decl[1], decl[2] + 1, decl[3], 0, decl[5])
+                elif ph == D_AFTER_NAME:
+                    decl = (D_EXPECT_NAME, decl[1], 0, decl[3], 0, decl[5])
+                elif ph == D_TYPE:
+                    decl = (D_EXPECT_NAME, decl[1], 0, decl[3], 0, 1)
+            elif b == 0x3B or ph == D_EXPECT_NAME or ph == D_AFTER_NAME:  # ;
+                decl = None
+        return (M_CODE, 0, cls, 0, NOVAL, stack, decl, N_NONE, ifx, ev)
+
+    def _close(self, prev, val, stack, decl, ifx, ev, b, how):
+        """``)``, ``]`` or ``}``: the innermost open frame must be its opener."""
+        want = _CLOSER_KINDS[b]
+        if not stack or stack[-1][0] not in want:
+            if not how & LENIENT:
+                return None
+            # the linter's recovery: close the innermost matching frame, else the top bracket
+            for depth in range(len(stack) - 1, -1, -1):
+                if stack[depth][0] in want:
+                    stack = stack[: depth + 1]
+                    break
+            else:
+                if not stack or stack[-1][0] not in BRACKETS:
+                    return (M_CODE, 0, P_CALLABLE if b != 0x7D else P_VAL, 0, NOVAL, stack, decl, N_NONE, ifx, ev)
+        top = stack[-1]
+        kind = top[0]
+        rest = stack[:-1]
+        callable_ = prev == P_NAME or prev == P_CALLABLE
+        if kind == K_GROUP:
+            st = top[1]
+            if st == G_CHAIN:
+                res = val if callable_ else NOVAL
+            elif st >= POISON:
+                res = st
+            else:
+                res = NOVAL
+        elif kind == K_CALL or kind == K_INDEX:
+            res = top[1]
+        else:
+            res = NOVAL
+        if decl is not None and len(stack) <= decl[3]:
+            if len(stack) == decl[3] and _after(prev):
+                _st, decl, ev = self._chain_end(prev, val, stack, decl, ev, False)
+            decl = None
+        if kind == K_GROUP or kind == K_CALL or kind == K_INDEX:
+            return (M_CODE, 0, P_CALLABLE, 0, res, rest, decl, N_NONE, top[3], ev)
+        if kind == K_INTERP:
+            return (M_INTERP, (0, self.sm.start, self._tstart, -1), P_NONE, 0, NOVAL, rest, decl, N_NONE, top[3], ev)
+        return (M_CODE, 0, P_VAL, 0, NOVAL, rest, decl, N_NONE, top[3], ev)
+
+    # ------------------------------------------------------------------------------ identifiers
+    def _ident(self, s, b, how):
+        kw, attach, bits, tail = s[PAY]
+        if _IDCHAR[b]:
+            nkw = _KW_NEXT.get((kw, b), -1) if kw >= 0 else -1
+            if self.ids is not None:
+                tail = 1 if b == 0x49 else (2 if (b == 0x64 and tail == 1) else 0)
+            return (M_IDENT, (nkw, ATTACH_MAYBE, bits, tail)) + s[2:]
+        # the identifier ends
+        stack, decl, ifx, ev = s[STACK], s[DECL], s[IFX], s[EV]
+        word = _KW_AT.get(kw)
+        num = N_NONE
+        val = NOVAL
+        gen = 1 if how & GEN else 0
+        if word is not None:
+            prev = _KW_CLASS.get(word, P_OTHER)
+            if word == "end" or word == "until":
+                if stack and stack[-1][0] == (K_BLOCK if word == "end" else K_REPEAT):
+                    ifx = stack[-1][3]
+                    stack = stack[:-1]
+                elif not how & LENIENT:
+                    return None
+                else:  # the linter's recovery: pop down to the innermost block of that kind
+                    want = (K_BLOCK, K_LOOP) if word == "end" else (K_REPEAT,)
+                    for depth in range(len(stack) - 1, -1, -1):
+                        if stack[depth][0] in want:
+                            ifx = stack[depth][3]
+                            stack = stack[:depth]
+                            break
+                decl = None
+            elif word == "do" and stack and stack[-1][0] == K_LOOP:
+                top = stack[-1]  # the loop's body starts: the frame is now closed by `end`
+                stack = stack[:-1] + ((K_BLOCK, NOVAL, top[2], top[3]),)
+                decl = None
+            elif word in ("function", "do", "repeat", "while", "for") or (word == "if" and not bits & I_EXPRPOS):
+                kind = K_REPEAT if word == "repeat" else K_LOOP if word in ("while", "for") else K_BLOCK
+                stack = stack + ((kind, NOVAL, gen, ifx),)
+                ifx = 0
+                if word != "function":
+                    decl = None
+            elif word == "if":
+                ifx += 1
+            elif word == "then":
+                prev = P_THEN_EXPR if ifx else P_THEN_STMT
+            elif word == "else":
+                if ifx:
+                    ifx -= 1
+                    prev = P_THEN_EXPR
+                else:
+                    prev = P_THEN_STMT
+            if word == "local":
+                decl = (D_EXPECT_NAME, 0, 0, len(stack), 0, 0)
+                ev = ev + (("start",),)
+            elif decl is not None:
+                juxtaposed = bits & I_JUXT and word not in ("and", "or")  # a new statement
+                local_function = word == "function" and decl[0] == D_EXPECT_NAME
+                if juxtaposed or local_function or word not in _KW_CONTINUES_DECL:
+                    decl = None
+        else:
+            prev = P_NAME
+            val = POISON if attach == ATTACH_MAYBE else attach
+            if decl is not None:
+                if bits & I_JUXT:
+                    decl = None
+                elif decl[0] == D_EXPECT_NAME and len(stack) == decl[3]:
+                    decl = (D_AFTER_NAME, decl[1] + 1, 0, decl[3], 0, decl[5])
+                    ev = ev + (("name",),)
+            if tail == 2:
+                num = N_IDNAME
+        return self._code(prev, 0, val, stack, decl, num, ifx, ev, b, how)
+
+    # ------------------------------------------------------------------------------ names
+    def _name(self, s, b, how):
+        """A name after ``.`` or ``:``: matched against a name table (``table >= 0``) or free
+        (``-1``); ``kw`` follows the keyword trie (a keyword cannot be a field name); ``tail``
+        tracks a trailing ``Id`` for grounded numbers."""
+        table, pos, started, base, kw, tail = s[PAY]
+        lenient = how & LENIENT
+        if not started or started == 2:
+            if b in _WSB:
+                return s
+            if _CLASS[b] != C_IDSTART:
+                if started == 2 or lenient:  # `x: {`, `(a: number)`: a type annotation, not a method
+                    return self._code(P_OTHER, 0, NOVAL, s[STACK], s[DECL], N_NONE, s[IFX], s[EV], b, how)
+                return None
+            if base == POISON and started == 2 and not lenient:
+                return None  # a method of a value the guard cannot know
+            nkw = _KW_NEXT.get((0, b), -1)
+            ntail = (1 if b == 0x49 else 0) if self.ids is not None else 0
+            if table < 0:
+                return (M_NAME, (-1, -1, 1, POISON if base == POISON else NOVAL, nkw, ntail)) + s[2:]
+            t = self.space.get_table(table)
+            node = t.children[0].get(b)
+            if node is None:
+                if t.free or lenient:  # off the table: any name, whose value is unknown
+                    return (M_NAME, (-1, -1, 1, POISON if base == POISON else NOVAL, nkw, ntail)) + s[2:]
+                return None
+            return (M_NAME, (table, node, 1, base, nkw, ntail)) + s[2:]
+        if _IDCHAR[b]:
+            nkw = _KW_NEXT.get((kw, b), -1) if kw >= 0 else -1
+            ntail = (1 if b == 0x49 else (2 if (b == 0x64 and tail == 1) else 0)) if self.ids is not None else 0
+            if table < 0 or pos < 0:
+                if nkw == kw and ntail == tail:
+                    return s
+                return (M_NAME, (table, pos, 1, base, nkw, ntail)) + s[2:]
+            t = self.space.get_table(table)
+            node = t.children[pos].get(b)
+            if node is None:
+                if t.free or lenient:
+                    return (M_NAME, (-1, -1, 1, POISON if base == POISON else NOVAL, nkw, ntail)) + s[2:]
+                return None
+            return (M_NAME, (table, node, 1, base, nkw, ntail)) + s[2:]
+        # the name ends
+        if kw >= 0 and kw in _KW_AT and not lenient:
+            return None  # `x.end`: a keyword is not a name
+        res = POISON if base == POISON else NOVAL
+        if table >= 0:
+            t = self.space.get_table(table)
+            r = t.result[pos] if pos >= 0 else None
+            if t.kind == KIND_METHOD:
+                if r is not None:
+                    return self.step((M_LPAREN, (r, base), P_NONE, 0, NOVAL, s[STACK], s[DECL], N_NONE, s[IFX], s[EV]),
+                                     b, how)
+            elif r is not None:
+                res = r
+            elif not t.free and not lenient:
+                return None
+        return self._code(P_NAME, 0, res, s[STACK], s[DECL], N_IDNAME if tail == 2 else N_NONE, s[IFX], s[EV], b, how)
+
+    def _lookup_arg(self, s, b, how):
+        kind, base = s[PAY]
+        if b in _WSB:
+            return s
+        if b == 0x22 or b == 0x27:
+            table = self.space.table(base, kind)
+            if self.space.get_table(table).empty:
+                if not how & LENIENT:
+                    return None
+                table = -1
+            return (M_NSTR, (table, 0, b, A_CALL), P_NONE, 0, NOVAL, s[STACK], s[DECL], N_NONE, s[IFX], s[EV])
+        if (b == 0x5B or b == 0x60) and not how & LENIENT:
+            return None
+        return self._code(P_PRE, 0, NOVAL, s[STACK], s[DECL], N_NONE, s[IFX], s[EV], b, how)
+
+    def _name_string(self, s, b, how):
+        table, pos, quote, after = s[PAY]
+        lenient = how & LENIENT
+        if b == quote:
+            res = NOVAL
+            if table >= 0:
+                t = self.space.get_table(table)
+                r = t.result[pos] if pos >= 0 else None
+                if r is not None:
+                    res = r
+                elif not t.free and not lenient:
+                    return None
+            return (M_AFTER, (res, after), P_NONE, 0, NOVAL, s[STACK], s[DECL], N_NONE, s[IFX], s[EV])
+        if b == 0x5C or b < 0x20 or b == 0x7F:
+            if not lenient:
+                return None
+            # an ordinary string from here on
+            return self._string((M_STR, (quote, 0, self.sm.start, self._tstart, -1, LITERAL)) + s[2:], b, how)
+        if table < 0:
+            return s
+        t = self.space.get_table(table)
+        node = t.children[pos].get(b)
+        if node is None:
+            if t.free or lenient:  # off the table: any name, whose value is unknown
+                return (M_NSTR, (-1, -1, quote, after)) + s[2:]
+            return None
+        return (M_NSTR, (table, node, quote, after)) + s[2:]
+
+    def _after_arg(self, s, b, how):
+        res, after = s[PAY]
+        stack = s[STACK]
+        if b in _WSB:
+            return s
+        if after == A_CALL:
+            if b == 0x29 and stack and stack[-1][0] == K_CALL:
+                return (M_CODE, 0, P_CALLABLE, 0, res, stack[:-1], s[DECL], N_NONE, stack[-1][3], s[EV])
+            if b == 0x2C and stack and stack[-1][0] == K_CALL:
+                top = stack[-1]
+                stack = stack[:-1] + ((K_CALL, res, top[2], top[3]),)
+        elif b == 0x5D and stack and stack[-1][0] == K_INDEX:
+            return (M_CODE, 0, P_CALLABLE, 0, res, stack[:-1], s[DECL], N_NONE, stack[-1][3], s[EV])
+        return self._code(P_STRING, 0, NOVAL, stack, s[DECL], N_NONE, s[IFX], s[EV], b, how)
+
+    # ------------------------------------------------------------------------------ pending tokens
+    def _dot1(self, s, b, how):
+        prev, val = s[PREV], s[VAL]
+        lenient = how & LENIENT
+        if b == 0x2E:
+            return (M_DOT2,) + s[1:]
+        after = _after(prev)
+        if 0x30 <= b <= 0x39:
+            if after and not lenient:
+                return None
+            stack, decl, ev = self._operand(after, prev, val, s[STACK], s[DECL], s[EV])
+            return (M_NUM, (PH1, S_F), P_NONE, 0, NOVAL, stack, decl, N_NONE, s[IFX], ev)
+        if prev == P_NAME or prev == P_CALLABLE:
+            if val == POISON:
+                if not lenient:
+                    return None
+                # reading a prompt: the chain stays unknown to the guard
+                pay = (-1, 0, 0, POISON, 0, 0)
+            elif val >= 0:
+                table = self.space.table(val, KIND_DOT)
+                if self.space.get_table(table).empty:
+                    if not lenient:
+                        return None
+                    table = -1
+                pay = (table, 0, 0, val, 0, 0)
+            else:
+                pay = (-1, 0, 0, NOVAL, 0, 0)
+            return self._name((M_NAME, pay, P_NONE, 0, NOVAL, s[STACK], s[DECL], N_NONE, s[IFX], s[EV]), b, how)
+        if not lenient:
+            return None
+        return self._code(P_OTHER, 0, NOVAL, s[STACK], s[DECL], N_NONE, s[IFX], s[EV], b, how)
+
+    def _dot2(self, s, b, how):
+        prev, flags = s[PREV], s[FLAGS]
+        if b == 0x2E:  # ... : a vararg only where the linter's placeholder rule accepts it
+            ok = (prev == P_PRE and not flags & F_NL) or (prev == P_NAME and not flags & F_WS)
+            if not ok and not how & LENIENT:
+                return None
+            stack, decl, ev = s[STACK], s[DECL], s[EV]
+            if prev != P_NAME:
+                stack, decl, ev = self._chain_start(stack, decl, ev)
+            return (M_CODE, 0, P_VAL, 0, NOVAL, stack, decl, N_NONE, s[IFX], ev)
+        if b == 0x3D:  # ..=
+            return self._operator(prev, s[VAL], s[STACK], s[DECL], s[IFX], s[EV], P_PRE, 0)
+        st = self._operator(prev, s[VAL], s[STACK], s[DECL], s[IFX], s[EV], P_PRE, 0)
+        return self._code(P_PRE, 0, NOVAL, st[STACK], st[DECL], N_NONE, st[IFX], st[EV], b, how)
+
+    def _colon(self, s, b, how):
+        prev, val = s[PREV], s[VAL]
+        stack, decl, ev = s[STACK], s[DECL], s[EV]
+        lenient = how & LENIENT
+        if b == 0x3A:  # ::
+            stack, decl, ev = self._chain_end(prev, val, stack, decl, ev, True)
+            return (M_CODE, 0, P_OTHER, 0, NOVAL, stack, decl, N_NONE, s[IFX], ev)
+        if (prev == P_STRING or prev == P_VAL) and not lenient:
+            return None  # `"x":len()` / `5:f()`: only a name or a call result has methods
+        if decl is not None and decl[0] == D_AFTER_NAME and len(stack) == decl[3]:
+            decl = (D_TYPE, decl[1], 0, decl[3], 0, decl[5])
+        if prev == P_NAME or prev == P_CALLABLE:
+            # a method name (`x:Name(`) or, when no name follows, a type annotation (`x: {`)
+            if val >= 0:
+                pay = (self.space.method_table, 0, 2, val, 0, 0)
+            else:
+                pay = (-1, 0, 2, val, 0, 0)
+            return self._name((M_NAME, pay, P_NONE, 0, NOVAL, stack, decl, N_NONE, s[IFX], ev), b, how)
+        return self._code(P_OTHER, 0, NOVAL, stack, decl, N_NONE, s[IFX], ev, b, how)
+
+    def _dash(self, s, b, how):
+        prev, val = s[PREV], s[VAL]
+        if b == 0x2D:  # -- comment: a value before it can no longer be indexed reliably
+            if prev == P_NAME or prev == P_CALLABLE:
+                val = POISON
+            return (M_CSTART, 0, prev, s[FLAGS], val, s[STACK], s[DECL], s[NUM], s[IFX], s[EV])
+        if b == 0x3E:  # ->
+            return self._operator(prev, val, s[STACK], s[DECL], s[IFX], s[EV], P_OTHER, 0)
+        if b == 0x3D:  # -=
+            return self._operator(prev, val, s[STACK], s[DECL], s[IFX], s[EV], P_PRE, 0)
+        st = self._operator(prev, val, s[STACK], s[DECL], s[IFX], s[EV], P_PRE, 0x2D)
+        return self._code(P_PRE, 0, NOVAL, st[STACK], st[DECL], N_NONE, st[IFX], st[EV], b, how)
+
+    @staticmethod
+    def _end_comment(s):
+        return (M_CODE, 0, s[PREV], s[FLAGS] | F_WS | F_NL, s[VAL], s[STACK], s[DECL], s[NUM], s[IFX], s[EV])
+
+    def _lbrack(self, s, b, how):
+        prev, val = s[PREV], s[VAL]
+        if b == 0x5B:
+            return self._long_string_start(s, 0, how)
+        if b == 0x3D:
+            return (M_LBRACK_EQ, 1) + s[2:]
+        stack, decl, ev = s[STACK], s[DECL], s[EV]
+        gen = 1 if how & GEN else 0
+        if prev == P_NAME or prev == P_CALLABLE:
+            stack = stack + ((K_INDEX, POISON if val == POISON else NOVAL, gen, s[IFX]),)
+            if val >= 0:
+                return self.step((M_IARG, val, P_NONE, 0, NOVAL, stack, decl, N_NONE, 0, ev), b, how)
+            return self._code(P_PRE, 0, NOVAL, stack, decl, N_NONE, 0, ev, b, how)
+        if prev == P_VAL or prev == P_STRING:
+            if not how & LENIENT:
+                return None  # `"a"[1]`, `5[1]`: a literal cannot be indexed
+            stack, decl, ev = self._chain_end(prev, val, stack, decl, ev, False)
+        return self._code(P_PRE, 0, NOVAL, stack + ((K_INDEX, NOVAL, gen, s[IFX]),), decl, N_NONE, 0, ev, b, how)
+
+    def _long_string_start(self, s, level, how):
+        prev, val = s[PREV], s[VAL]
+        stack, decl, ev = s[STACK], s[DECL], s[EV]
+        call = prev == P_NAME or prev == P_CALLABLE
+        if not call:
+            stack, decl, ev = self._operand(_after(prev), prev, val, stack, decl, ev)
+        return (M_LSTR, (level, -1, self.sm.start, 0 if call else 1), P_NONE, 0, NOVAL, stack, decl, N_NONE, s[IFX], ev)
+
+    # ------------------------------------------------------------------------------ literals
+    def _number(self, s, b, how):
+        ph, sem = s[PAY]
+        nsem = -1
+        if ph == PH1:
+            if 0x30 <= b <= 0x39:
+                nsem = _num_digit(sem, b)
+                nph = PH1
+            elif b == 0x5F:
+                nsem, nph = sem, PH1
+            elif b == 0x2E:
+                nsem = S_F0 if sem in (S_Z, S_D) else -1
+                nph = PH1
+            elif b == 0x65 or b == 0x45:
+                nsem = S_E if sem in (S_Z, S_D, S_F0, S_F) else -1
+                nph = PHE
+            elif _CLASS[b] == C_IDSTART:
+                nph = PHT
+                if sem == S_Z and b in (0x78, 0x58):
+                    nsem = S_HX
+                elif sem == S_Z and b in (0x62, 0x42):
+                    nsem = S_BX
+            else:
+                return self._number_end(s, sem, b, how)
+        elif ph == PHE:
+            if b == 0x2B or b == 0x2D:
+                nsem, nph = S_ES, PHT
+            elif _IDCHAR[b]:
+                nph = PHT
+                nsem = _num_tail(sem, b)
+            else:
+                return self._number_end(s, sem, b, how)
+        else:
+            if _IDCHAR[b]:
+                nph = PHT
+                nsem = _num_tail(sem, b)
+            else:
+                return self._number_end(s, sem, b, how)
+        if nsem < 0:
+            if not how & LENIENT:
+                return None
+            nsem = S_D
+        return (M_NUM, (nph, nsem)) + s[2:]
+
+    def _number_end(self, s, sem, b, how):
+        if sem not in _NUM_ACCEPT and not how & LENIENT:
+            return None
+        return self._code(P_VAL, 0, NOVAL, s[STACK], s[DECL], N_NONE, s[IFX], s[EV], b, how)
+
+    def _digits(self, s, b, how):
+        ids = self.ids
+        node = s[PAY]
+        if 0x30 <= b <= 0x39:
+            nxt = ids.children[node].get(b)
+            if nxt is None:
+                if not how & LENIENT:
+                    return None
+                return (M_NUM, (PH1, S_D)) + s[2:]
+            return (M_DIGITS, nxt) + s[2:]
+        if (_IDCHAR[b] or b == 0x2E or not ids.terminal[node]) and not how & LENIENT:
+            return None
+        if _IDCHAR[b] or b == 0x2E:
+            return self._number((M_NUM, (PH1, S_D)) + s[2:], b, how)
+        return self._code(P_VAL, 0, NOVAL, s[STACK], s[DECL], N_NONE, s[IFX], s[EV], b, how)
+
+    def _string(self, s, b, how):
+        quote, esc, ac, trig, idn, res = s[PAY]
+        lenient = how & LENIENT
+        if esc:
+            if esc == 1:
+                nesc = 2 if b == 0x7A else (4 if b == 0x0D else 0)
+                return (M_STR, (quote, nesc, self.sm.start, trig, -1, res)) + s[2:]
+            if esc == 2 and b in _WSB:
+                return s
+            if esc == 4 and b == 0x0A:
+                return (M_STR, (quote, 0, ac, trig, idn, res)) + s[2:]
+            esc = 0
+        if idn >= 0:
+            if 0x30 <= b <= 0x39:
+                nxt = self.ids.children[idn].get(b)
+                if nxt is None:
+                    if not lenient:
+                        return None
+                    idn = -1
+                else:
+                    return (M_STR, (quote, 0, ac, trig, nxt, res)) + s[2:]
+            else:
+                if idn > 0 and not self.ids.terminal[idn] and not lenient:
+                    return None
+                idn = -1
+        if b == quote:
+            if res == LITERAL:
+                return (M_CODE, 0, P_STRING, 0, NOVAL, s[STACK], s[DECL], N_NONE, s[IFX], s[EV])
+            return (M_CODE, 0, P_CALLABLE, 0, res, s[STACK], s[DECL], N_NONE, s[IFX], s[EV])
+        if b == 0x5C:
+            return (M_STR, (quote, 1, ac, trig, -1, res)) + s[2:]
+        if b == 10 or b == 13:
+            if not lenient:
+                return None
+            return self._code(P_STRING, 0, NOVAL, s[STACK], s[DECL], N_NONE, s[IFX], s[EV], b, how)
+        nac = self.sm.step(ac, b)
+        if nac == BANNED:
+            if not lenient:
+                return None
+            nac = self.sm.start
+        if trig != -2:
+            trig = self.tm.step(trig, b)
+            if trig == BANNED:
+                trig, idn = self.tm.start, 0
+        return (M_STR, (quote, 0, nac, trig, idn, res)) + s[2:]
+
+    def _interp(self, s, b, how):
+        esc, ac, trig, idn = s[PAY]
+        lenient = how & LENIENT
+        if esc:
+            if esc == 1:
+                nesc = 2 if b == 0x7A else (4 if b == 0x0D else (3 if b == 0x75 else 0))
+                return (M_INTERP, (nesc, self.sm.start, trig, -1)) + s[2:]
+            if esc == 2 and b in _WSB:
+                return s
+            if (esc == 4 and b == 0x0A) or (esc == 3 and b == 0x7B):
+                return (M_INTERP, (0, ac, trig, idn)) + s[2:]
+            esc = 0
+        if idn >= 0:
+            if 0x30 <= b <= 0x39:
+                nxt = self.ids.children[idn].get(b)
+                if nxt is None:
+                    if not lenient:
+                        return None
+                    idn = -1
+                else:
+                    return (M_INTERP, (0, ac, trig, nxt)) + s[2:]
+            else:
+                if idn > 0 and not self.ids.terminal[idn] and not lenient:
+                    return None
+                idn = -1
+        if b == 0x60:
+            return (M_CODE, 0, P_STRING, 0, NOVAL, s[STACK], s[DECL], N_NONE, s[IFX], s[EV])
+        if b == 0x7B:
+            stack = s[STACK] + ((K_INTERP, NOVAL, 1 if how & GEN else 0, s[IFX]),)
+            return (M_CODE, 0, P_PRE, F_IOPEN, NOVAL, stack, s[DECL], N_NONE, 0, s[EV])
+        if b == 0x5C:
+            return (M_INTERP, (1, ac, trig, -1)) + s[2:]
+        if b == 10 or b == 13:
+            if not lenient:
+                return None
+            return self._code(P_STRING, 0, NOVAL, s[STACK], s[DECL], N_NONE, s[IFX], s[EV], b, how)
+        nac = self.sm.step(ac, b)
+        if nac == BANNED:
+            if not lenient:
+                return None
+            nac = self.sm.start
+        if trig != -2:
+            trig = self.tm.step(trig, b)
+            if trig == BANNED:
+                trig, idn = self.tm.start, 0
+        return (M_INTERP, (0, nac, trig, idn)) + s[2:]
+
+    def _long(self, s, b, how):
+        """Long strings ``[==[ ... ]==]`` and long comments: find the first closer."""
+        pay = s[PAY]
+        level, k, ac = pay[0], pay[1], pay[2]
+        mode = s[MODE]
+        if b == 0x5D:
+            if k == level:
+                if mode == M_LSTR:
+                    return (M_CODE, 0, P_STRING if pay[3] else P_CALLABLE, 0, NOVAL, s[STACK], s[DECL], N_NONE, s[IFX],
+                            s[EV])
+                return self._end_comment(s)
+            k = 0
+        elif b == 0x3D and 0 <= k < level:
+            k += 1
+        else:
+            k = -1
+        m = self.sm if mode == M_LSTR else self.cm
+        nac = m.step(ac, b)
+        if nac == BANNED:
+            if not how & LENIENT:
+                return None
+            nac = m.start
+        return (mode, (level, k, nac) + pay[3:]) + s[2:]
+
+
+def _num_digit(sem: int, b: int) -> int:
+    if sem in (S_Z, S_D):
+        return S_D
+    if sem in (S_F0, S_F):
+        return S_F
+    if sem in (S_E, S_ES, S_ED):
+        return S_ED
+    if sem in (S_HX, S_H):
+        return S_H
+    if sem in (S_BX, S_B):
+        return S_B if b in (0x30, 0x31) else -1
+    return -1
+
+
+def _num_tail(sem: int, b: int) -> int:
+    if b == 0x5F:
+        return sem
+    if sem in (S_HX, S_H) and b in _HEX:
+        return S_H
+    if sem in (S_E, S_ES, S_ED) and b in _DIGITS:
+        return S_ED
+    if sem in (S_BX, S_B) and b in (0x30, 0x31):
+        return S_B
+    return -1

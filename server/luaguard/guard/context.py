@@ -1,0 +1,231 @@
+"""The completion prompt: file prefix (and suffix), plus project facts, within a token budget.
+
+:func:`build_prompt` assembles what the model reads:
+
+* a **facts header** of Luau comments in the format the shipped model was trained on
+  (:func:`luaguard.guard.corpus.format_prompt_context`): the script's own instance path,
+  its parent and siblings, the children of the instances the file's locals are bound to
+  (``-- game.ReplicatedStorage.Remotes: Attack, Dash``), and the exported members of the
+  modules the file requires (``-- game.ReplicatedStorage.Shared.Util.Signal exports: new,
+  Connect``).  Facts are added in that order until the header budget is spent;
+* the **file prefix** up to the cursor, truncated from the left (whole tokens) when the
+  prompt would not fit the model's context;
+* the **file suffix** after the cursor, in fill-in-the-middle order
+  (``<fim_prefix>header+prefix<fim_suffix>suffix<fim_middle>``, StarCoder's PSM format)
+  when the tokenizer has those special tokens and ``fim`` is on.
+
+The guard reads ``guard_text`` (header + the whole prefix): the open brackets, the lexical
+state at the cursor and the prompt's bindings do not depend on what was cut for the model.
+Text is tokenized with ``split_special_tokens=True``, so a file that contains
+``<|endoftext|>`` cannot inject a special token.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..project.tree import Instance
+from .corpus import describe_children, format_prompt_context
+
+__all__ = ["Prompt", "build_prompt", "fim_tokens", "module_exports"]
+
+_FIM = ("<fim_prefix>", "<fim_suffix>", "<fim_middle>")
+_MAX_FACTS = 24
+_RETURN_NAME = re.compile(r"^\s*return\s+([A-Za-z_][A-Za-z0-9_]*)\s*$", re.MULTILINE)
+_RETURN_TABLE = re.compile(r"^return\s*\{", re.MULTILINE)
+_EXPORT_TEMPLATE = r"^(?:function\s+{name}\s*[.:]\s*([A-Za-z_][A-Za-z0-9_]*)|{name}\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)\s*=)"
+_TABLE_KEY = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A prompt ready for generation.
+
+    ``input_ids``: token ids for the model; ``guard_text``: the text the guard primes on
+    (the model continues right after it); ``header``: the facts header; ``truncated``: the
+    prefix was cut from the left to fit; ``fim``: the suffix is included (PSM order);
+    ``facts``: the fact lines used.
+    """
+
+    input_ids: list[int]
+    guard_text: str
+    header: str
+    truncated: bool
+    fim: bool
+    facts: tuple[str, ...]
+
+
+def fim_tokens(tokenizer: Any) -> tuple[int, int, int] | None:
+    """Ids of ``<fim_prefix>``, ``<fim_suffix>``, ``<fim_middle>`` when the tokenizer has all three."""
+    unk = getattr(tokenizer, "unk_token_id", None)
+    ids = []
+    for name in _FIM:
+        i = tokenizer.convert_tokens_to_ids(name)
+        if not isinstance(i, int) or i == unk or i < 0:
+            return None
+        ids.append(i)
+    return ids[0], ids[1], ids[2]
+
+
+def _encode(tokenizer: Any, text: str) -> list[int]:
+    if not text:
+        return []
+    return list(tokenizer(text, add_special_tokens=False, split_special_tokens=True, verbose=False).input_ids)
+
+
+def module_exports(source: str, limit: int = 24) -> list[str]:
+    """Names a ModuleScript's source exports: fields of the table it returns
+    (``function M.f``, ``function M:m``, ``M.x =``) or the keys of a returned table
+    constructor.  A regular-expression scan; at most ``limit`` names."""
+    names: dict[str, None] = {}
+    m = None
+    for m in _RETURN_NAME.finditer(source):
+        pass
+    if m is not None:
+        pat = re.compile(_EXPORT_TEMPLATE.format(name=re.escape(m.group(1))), re.MULTILINE)
+        for hit in pat.finditer(source):
+            names[hit.group(1) or hit.group(2)] = None
+    else:
+        t = None
+        for t in _RETURN_TABLE.finditer(source):
+            pass
+        if t is not None:
+            depth = 0
+            body_start = t.end()
+            i = body_start
+            while i < len(source):
+                c = source[i]
+                if c in "{([":
+                    depth += 1
+                elif c in "})]":
+                    if depth == 0:
+                        break
+                    depth -= 1
+                i += 1
+            body = source[body_start:i]
+            for line in body.splitlines():
+                km = _TABLE_KEY.match(line)
+                if km and not line.startswith((" " * 8, "\t\t")):
+                    names[km.group(1)] = None
+    return list(names)[:limit]
+
+
+def _facts(project, scripts: Sequence[Instance], analysis, bindings: dict[str, int] | None,
+           space) -> tuple[str, str, list[str], list[str]]:
+    """(script path, parent path, siblings, extra fact lines) for the header."""
+    script_path = parent_path = ""
+    siblings: list[str] = []
+    extra: list[str] = []
+    if scripts:
+        me = scripts[0]
+        script_path = me.path
+        if me.parent is not None:
+            parent_path = me.parent.path
+            siblings = [c.name for c in me.parent.all_children() if c is not me]
+    if project is None or space is None:
+        return script_path, parent_path, siblings, extra
+    seen: set[int] = set()
+    for value in (bindings or {}).values():
+        for node in space.nodes(value) if value >= 0 else ():
+            if id(node) in seen or not node.all_children():
+                continue
+            seen.add(id(node))
+            extra.append(describe_children(node))
+    # exported members of required modules
+    for mod in analysis.requires if analysis is not None else ():
+        if id(mod) in seen or mod.class_name != "ModuleScript":
+            continue
+        seen.add(id(mod))
+        rel = project.file_for_instance(mod)
+        if not rel or not rel.endswith((".lua", ".luau")):
+            continue
+        try:
+            src = (Path(project.root_dir) / rel).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        names = module_exports(src)
+        if names:
+            extra.append(f"{mod.path} exports: {', '.join(names)}")
+    return script_path, parent_path, siblings, extra
+
+
+def build_prompt(
+    text: str,
+    offset: int,
+    *,
+    tokenizer: Any,
+    context_length: int,
+    max_new_tokens: int,
+    project=None,
+    scripts: Sequence[Instance] = (),
+    analysis=None,
+    space=None,
+    fim: bool = True,
+    header_share: float = 0.25,
+    suffix_share: float = 0.25,
+) -> Prompt:
+    """Assemble the prompt for a completion at ``offset`` (a ``str`` index) of ``text``.
+
+    The model gets at most ``context_length - max_new_tokens`` tokens (at least 16): the
+    header takes at most ``header_share`` of them, the suffix (FIM only) ``suffix_share``,
+    the prefix the rest, keeping its end.  ``space`` (a :class:`~.paths.PathSpace`) and
+    ``analysis`` (its :meth:`~.paths.PathSpace.analyze` of the prefix; made here when not
+    given) add the children of the instances the prefix's locals are bound to and the
+    exports of required modules to the facts.
+
+    Raises ``ValueError`` for an offset outside the text.
+    """
+    if not 0 <= offset <= len(text):
+        raise ValueError(f"offset {offset} is outside the text (length {len(text)})")
+    budget = max(16, int(context_length) - int(max_new_tokens))
+    prefix, suffix = text[:offset], text[offset:]
+    if project is not None and space is None:
+        from .matcher import path_space
+
+        space = path_space(project)
+    bindings = None
+    if project is not None:
+        if analysis is None:
+            analysis = space.analyze(prefix, list(scripts))
+        bindings = space.bindings(analysis, list(scripts))
+    script_path, parent_path, siblings, extra = _facts(project, scripts, analysis, bindings, space)
+    header = ""
+    used: list[str] = []
+    header_budget = int(budget * header_share)
+    if script_path or parent_path or siblings or extra:
+        candidate_lines = extra[:_MAX_FACTS]
+        header = format_prompt_context(script_path, siblings, parent_path, [])
+        if len(_encode(tokenizer, header)) > header_budget:
+            header = format_prompt_context(script_path, [], parent_path, [])
+            if len(_encode(tokenizer, header)) > header_budget:
+                header = ""
+        for line in candidate_lines:
+            trial = header + format_prompt_context("", [], "", [line])
+            if len(_encode(tokenizer, trial)) > header_budget:
+                break
+            header = trial
+            used.append(line)
+    header_ids = _encode(tokenizer, header)
+    fim_ids = fim_tokens(tokenizer) if fim and suffix.strip() else None
+    suffix_ids: list[int] = []
+    if fim_ids is not None:
+        suffix_ids = _encode(tokenizer, suffix)[: int(budget * suffix_share)]
+    room = budget - len(header_ids) - len(suffix_ids) - (3 if fim_ids is not None else 0)
+    prefix_ids = _encode(tokenizer, prefix)
+    truncated = len(prefix_ids) > room
+    if truncated:
+        prefix_ids = prefix_ids[len(prefix_ids) - max(room, 0):] if room > 0 else []
+    if fim_ids is not None:
+        p, s, m = fim_ids
+        ids = [p] + header_ids + prefix_ids + [s] + suffix_ids + [m]
+    else:
+        ids = header_ids + prefix_ids
+    if not ids:
+        bos = getattr(tokenizer, "bos_token_id", None)
+        eos = getattr(tokenizer, "eos_token_id", None)
+        ids = [bos if bos is not None else (eos if eos is not None else 0)]
+    return Prompt(ids, header + prefix, header, truncated, fim_ids is not None, tuple(used))

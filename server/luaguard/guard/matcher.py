@@ -1,0 +1,504 @@
+"""The engine-neutral guard: per-sequence matchers over a shared automaton and mask cache.
+
+Use from any decoding loop (Hugging Face ``generate``, a hand-written loop, a serving
+engine's batch-level logits processor)::
+
+    guard = Guard.for_model(tokenizer, vocab_size, project=index)   # once per model+project
+    m = guard.matcher(prompt_text, scripts=index.instances_for_file(path))
+    while True:
+        mask = m.mask()                     # TokenMask for the next token
+        mask.apply_(logits_row)             # banned ids -> -inf (or use mask.ids / mask.allow)
+        token = pick(logits_row)
+        if not m.consume(token):            # False only if the token was not allowed
+            ...                             # (cannot happen after applying the mask)
+        if m.finished: break                # EOS was consumed
+
+    m.rollback(2)                           # undo the last two tokens (speculative decoding)
+
+For batch engines (vLLM's batch-level logits processors) keep one :class:`Matcher` per
+request: ``mask()`` is a dictionary lookup after the first time a state is seen, the
+returned :class:`~.vocab.TokenMask` is immutable and shared, and ``consume``/``rollback``
+touch only that request's matcher.  :class:`Cursor` is the immutable snapshot behind a
+matcher (``Guard.advance(cursor, token)``), convenient for beam search where sequences fork.
+
+**Priming.**  :meth:`Guard.start` reads the prompt: the linter's parser and resolver give
+the prompt's locals bound to instance chains (:meth:`~.paths.PathSpace.analyze`),
+the lexer gives the open brackets, and the automaton reads the last lines leniently (a
+prompt may contain anything) to know exactly where the text stands (inside a name, a
+string, a comment ...).
+
+**Bindings at token boundaries.**  The automaton does not know variable names; at each
+token boundary inside an identifier the matcher attaches the identifier's value (from the
+prompt bindings and the locals the model declared so far), so the next ``.``/``:``/``[``
+is checked against the right instance.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from ..luau import lexer as L
+from ..luau.structure import EXPRESSION_PRECEDERS
+from ..project.tree import Instance
+from . import automaton as AU
+from .automaton import GEN, LENIENT, Automaton, initial_state
+from .brackets import prompt_frames
+from .numbers import IdSet, collect_ids
+from .paths import NOVAL, POISON, PathSpace, PrefixAnalysis
+from .token_bytes import TokenTable, token_table
+from .vocab import MaskEngine, TokenMask
+
+__all__ = ["Cursor", "Guard", "GuardOptions", "Matcher", "guard_for"]
+
+_MAX_RESTART_LINES = 40
+
+
+@dataclass(frozen=True)
+class GuardOptions:
+    """Guard switches.
+
+    ``paths``: constrain instance paths; ``grounded_numbers``: constrain asset ids
+    (:mod:`.numbers`); ``stop``: ``"balanced"`` or ``"line"`` (see
+    :class:`~.automaton.Automaton`).  Placeholders and brackets are always guarded.
+    """
+
+    paths: bool = True
+    grounded_numbers: bool = False
+    stop: str = "balanced"
+
+
+class Cursor(NamedTuple):
+    """Immutable matcher state after some tokens.
+
+    ``state``: the automaton state; ``bindings``: variable name -> value (never mutated:
+    a new dict is made on change); ``ident``: bytes of the identifier being read;
+    ``names``: names of the ``local`` declaration being read; ``finished``: EOS consumed;
+    ``generated``: bytes produced since priming.
+    """
+
+    state: tuple
+    bindings: Mapping[str, int]
+    ident: bytes = b""
+    names: tuple[str, ...] = ()
+    finished: bool = False
+    generated: bytes = b""
+
+
+class Guard:
+    """Shared part of the guard for one (project, options, token table).
+
+    Build it with :func:`guard_for` / :meth:`for_model` (cached), then create one
+    :class:`Matcher` (or :class:`Cursor`) per sequence.  Thread-safe.
+    """
+
+    def __init__(self, automaton: Automaton, table: TokenTable) -> None:
+        self.automaton = automaton
+        self.space = automaton.space
+        self.table = table
+        self.engine = MaskEngine(automaton, table)
+        self._primed: OrderedDict = OrderedDict()
+        self._masks: dict[tuple, TokenMask] = {}  # by full state: skips projecting on a hit
+        self._lock = threading.Lock()
+
+    @classmethod
+    def for_model(cls, tokenizer: Any, vocab_size: int | None = None, *, project=None,
+                  options: GuardOptions | None = None, ids: Iterable[str] = ()) -> Guard:
+        """The (cached) guard of ``tokenizer`` (logits width ``vocab_size``) and ``project``."""
+        return guard_for(token_table(tokenizer, vocab_size), project, options or GuardOptions(), ids)
+
+    # -- sequences -------------------------------------------------------------------------
+    def start(self, prompt: str, *, scripts: Sequence[Instance] = (), analysis: PrefixAnalysis | None = None,
+              shift: int = 0) -> Cursor:
+        """The cursor after reading ``prompt`` (the exact text the model continues).
+
+        ``scripts`` are the instances of the file being completed (``script`` resolves to
+        them).  ``analysis`` may pass an already made :meth:`~.paths.PathSpace.analyze` of
+        the end of ``prompt`` that starts at offset ``shift`` (saves parsing it again).  The
+        last 32 primed prompts are cached.  Never raises on any prompt text.
+        """
+        key = (hash(prompt), len(prompt), tuple(id(x) for x in scripts))
+        with self._lock:
+            got = self._primed.get(key)
+            if got is not None and got[0] == prompt:
+                self._primed.move_to_end(key)
+                return got[1]
+        cur = _prime(self, prompt, list(scripts), analysis, shift)
+        with self._lock:
+            self._primed[key] = (prompt, cur)
+            while len(self._primed) > 32:
+                self._primed.popitem(last=False)
+        return cur
+
+    def matcher(self, prompt: str, *, scripts: Sequence[Instance] = (), analysis: PrefixAnalysis | None = None,
+                shift: int = 0) -> Matcher:
+        """A new :class:`Matcher` primed with ``prompt`` (see :meth:`start`)."""
+        return Matcher(self, self.start(prompt, scripts=scripts, analysis=analysis, shift=shift))
+
+    def advance(self, cur: Cursor, token_id: int) -> Cursor | None:
+        """The cursor after ``token_id``, or ``None`` when the guard does not allow it.
+
+        EOS is allowed only where :meth:`eos_ok`; special tokens and ids without bytes never.
+        """
+        if cur.finished:
+            return None
+        table = self.table
+        if token_id in table.eos_ids:
+            return cur._replace(finished=True) if self.automaton.eos_ok(cur.state) else None
+        if not 0 <= token_id < table.size:
+            return None
+        data = table.token_bytes[token_id]
+        if not data:
+            return None
+        return _feed(self, cur, data, GEN)
+
+    def warm(self, sequences: Iterable[Sequence[int]], *, scripts: Sequence[Instance] = (),
+             budget_s: float = 5.0) -> int:
+        """Fill the mask cache by reading token id sequences (e.g. the project's own files,
+        tokenized): each token's mask is computed, then the token is consumed; where the guard
+        would not allow a token (an invalid path in the text), reading restarts after it from
+        the text so far.  Stops after ``budget_s`` seconds; returns the tokens read."""
+        import time
+
+        deadline = time.monotonic() + budget_s
+        n = 0
+        for ids in sequences:
+            cur = self.start("", scripts=scripts)
+            for i, tok in enumerate(ids):
+                if time.monotonic() > deadline:
+                    return n
+                self.mask(cur)
+                n += 1
+                nxt = self.advance(cur, tok)
+                if nxt is None or nxt.finished:
+                    nxt = self.start(self.table.text_of(ids[: i + 1]), scripts=scripts)
+                cur = nxt
+        return n
+
+    def eos_ok(self, cur: Cursor) -> bool:
+        """May the text stop after ``cur`` (EOS allowed)?"""
+        return (not cur.finished) and self.automaton.eos_ok(cur.state)
+
+    def complete_ok(self, cur: Cursor) -> bool:
+        """Is every token finished and checked after ``cur`` (a safe point to cut a
+        generation that hit its token or time limit)?"""
+        return cur.finished or self.automaton.complete_ok(cur.state)
+
+    def keep(self, start: Cursor, ids: Sequence[int]) -> int:
+        """How many of ``ids`` (generated after ``start``) to keep: all when they end with
+        EOS, else up to the last point where :meth:`complete_ok` holds."""
+        cur: Cursor | None = start
+        best = 0
+        for n, tok in enumerate(ids, 1):
+            cur = self.advance(cur, tok)
+            if cur is None:
+                return best
+            if cur.finished:
+                return n
+            if self.automaton.complete_ok(cur.state):
+                best = n
+        return best
+
+    def mask(self, cur: Cursor) -> TokenMask:
+        """The :class:`~.vocab.TokenMask` for the token after ``cur``."""
+        st = cur.state
+        got = self._masks.get(st)
+        if got is not None:
+            self.engine.stats["mask_hits"] += 1
+        else:
+            got = self.engine.mask(st, self.automaton.eos_ok(st))
+            if len(self._masks) > 100_000:
+                self._masks.clear()
+            self._masks[st] = got
+        return got
+
+
+class Matcher:
+    """One sequence: ``consume(token_id)``, ``mask()`` for the next token, ``rollback(n)``.
+
+    ``finished`` becomes True when EOS is consumed; ``text`` is the generated text so far
+    (UTF-8, replacement characters for an incomplete multi-byte character).
+    """
+
+    def __init__(self, guard: Guard, cursor: Cursor) -> None:
+        self.guard = guard
+        self._history: list[Cursor] = [cursor]
+
+    @property
+    def cursor(self) -> Cursor:
+        return self._history[-1]
+
+    @property
+    def finished(self) -> bool:
+        return self._history[-1].finished
+
+    @property
+    def text(self) -> str:
+        return self._history[-1].generated.decode("utf-8", "replace")
+
+    def __len__(self) -> int:
+        """Tokens consumed since priming."""
+        return len(self._history) - 1
+
+    def mask(self) -> TokenMask:
+        """Allowed/banned ids for the next token (EOS included when the text may stop)."""
+        return self.guard.mask(self._history[-1])
+
+    def eos_allowed(self) -> bool:
+        return self.guard.eos_ok(self._history[-1])
+
+    def complete_ok(self) -> bool:
+        """True at a safe point to cut the generation (see :meth:`Guard.complete_ok`)."""
+        return self.guard.complete_ok(self._history[-1])
+
+    def consume(self, token_id: int) -> bool:
+        """Advance by one token; False (and no change) when the token is not allowed."""
+        nxt = self.guard.advance(self._history[-1], int(token_id))
+        if nxt is None:
+            return False
+        self._history.append(nxt)
+        return True
+
+    def rollback(self, n: int = 1) -> None:
+        """Undo the last ``n`` consumed tokens (``ValueError`` if fewer were consumed)."""
+        if n < 0 or n > len(self._history) - 1:
+            raise ValueError(f"cannot roll back {n} tokens, {len(self._history) - 1} consumed")
+        if n:
+            del self._history[-n:]
+
+    def fork(self) -> Matcher:
+        """An independent matcher at the same point (shares the immutable history)."""
+        m = Matcher(self.guard, self._history[-1])
+        return m
+
+
+# ------------------------------------------------------------------------------------------
+# feeding bytes
+# ------------------------------------------------------------------------------------------
+
+
+def _feed(guard: Guard, cur: Cursor, data: bytes, how: int) -> Cursor | None:
+    """Run ``data`` through the automaton; process declaration events; attach bindings."""
+    au = guard.automaton
+    step = au.cached_step
+    st = cur.state
+    ident = cur.ident
+    names = cur.names
+    bindings = cur.bindings
+    idchar = AU._IDCHAR
+    for b in data:
+        was_ident = st[0] == AU.M_IDENT
+        if was_ident and not idchar[b]:
+            st = _attach(st, ident, bindings)
+        ns = step(st, b, how)
+        if ns is None:
+            return None
+        if ns[AU.EV]:
+            for ev in ns[AU.EV]:
+                kind = ev[0]
+                if kind == "start":
+                    names = ()
+                elif kind == "name":
+                    names = names + (ident.decode("utf-8", "replace"),)
+                elif kind == "bind":
+                    _idx, value, confused = ev[1], ev[2], ev[3]
+                    targets = names if confused else names[_idx:_idx + 1]
+                    if confused and value != NOVAL:
+                        value = POISON
+                    if targets:
+                        bindings = _bind(bindings, targets, value)
+            ns = ns[:AU.EV] + ((),)
+        if ns[0] == AU.M_IDENT:
+            ident = ident + bytes((b,)) if was_ident else bytes((b,))
+        st = ns
+    st = _attach(st, ident, bindings)
+    gen = cur.generated + data if how & GEN else cur.generated
+    return Cursor(st, bindings, ident, names, False, gen)
+
+
+def _bind(bindings: Mapping[str, int], names: Iterable[str], value: int) -> Mapping[str, int]:
+    """Bind declared ``names`` to ``value``: a name already bound to another instance value
+    becomes :data:`POISON` (which declaration is in scope is unknown), an unknown value
+    leaves an earlier binding (the stricter choice)."""
+    if value == NOVAL:
+        return bindings
+    out = dict(bindings)
+    for name in names:
+        old = out.get(name)
+        out[name] = value if old is None or old == value else POISON
+    return out
+
+
+def _attach(st: tuple, ident: bytes, bindings: Mapping[str, int]) -> tuple:
+    """At a token boundary inside an identifier, attach the identifier's value."""
+    if st[0] != AU.M_IDENT:
+        return st
+    kw, _attach_v, juxt, tail = st[AU.PAY]
+    decl = st[AU.DECL]
+    if decl is not None and decl[0] == AU.D_EXPECT_NAME and len(st[AU.STACK]) == decl[3]:
+        value = NOVAL  # a name being declared, not a reference
+    else:
+        value = bindings.get(ident.decode("utf-8", "replace"), NOVAL)
+    return (AU.M_IDENT, (kw, value, juxt, tail)) + st[2:]
+
+
+# ------------------------------------------------------------------------------------------
+# priming
+# ------------------------------------------------------------------------------------------
+
+_CONT_START = frozenset({".", ":", "[", "(", "{", L.STRING, L.LONG_STRING, L.INTERP_BEGIN, L.INTERP_SIMPLE, "::", ".."})
+_PREV_OF = {
+    L.NAME: AU.P_NAME, ")": AU.P_CALLABLE, "]": AU.P_CALLABLE, L.STRING: AU.P_STRING,
+    L.LONG_STRING: AU.P_STRING, L.INTERP_SIMPLE: AU.P_STRING, L.INTERP_END: AU.P_STRING,
+    L.NUMBER: AU.P_VAL, "true": AU.P_VAL, "false": AU.P_VAL, "nil": AU.P_VAL, "...": AU.P_VAL, "}": AU.P_VAL,
+    "local": AU.P_LOCAL, "function": AU.P_FUNCTION,
+}
+
+
+def _prev_class(tok: L.Token | None, expr_next: bool) -> int:
+    if tok is None:
+        return AU.P_NONE
+    k = tok.kind
+    if k in _PREV_OF:
+        return _PREV_OF[k]
+    if k in ("then", "else"):
+        return AU.P_THEN_EXPR if expr_next else AU.P_THEN_STMT
+    if k in EXPRESSION_PRECEDERS:
+        return AU.P_PRE
+    return AU.P_OTHER
+
+
+def _restart(text: str, lex: L.LexResult) -> int:
+    """A point near the end where the automaton can begin reading: a line start (or the
+    start of a comment or string spanning it), not continuing an expression chain from the
+    previous line."""
+    import bisect
+
+    tokens = [t for t in lex.tokens if t.kind != L.EOF]
+    spans = sorted([(t.start, t.end) for t in lex.comments] + [(t.start, t.end) for t in tokens if "\n" in t.text])
+    starts = [t.start for t in tokens]
+    pos = len(text)
+    cand = 0
+    for _ in range(_MAX_RESTART_LINES):
+        nl = text.rfind("\n", 0, pos)
+        cand = nl + 1 if nl >= 0 else 0
+        inside = [a for a, z in spans if a < cand < z]
+        if inside:
+            cand = min(inside)
+        i = bisect.bisect_left(starts, cand)
+        first = tokens[i] if i < len(tokens) else None
+        before = tokens[i - 1] if i > 0 else None
+        if (first is None or first.kind not in _CONT_START) and (before is None or before.kind not in (".", ":", "::")):
+            return cand
+        if cand == 0:
+            return 0
+        pos = cand - 1
+    return cand
+
+
+def _prime(guard: Guard, prompt: str, scripts: list[Instance], analysis: PrefixAnalysis | None, shift: int) -> Cursor:
+    space = guard.space
+    lex = L.tokenize(prompt)
+    restart = _restart(prompt, lex)
+    tokens = [t for t in lex.tokens if t.kind != L.EOF]
+    if guard.automaton.paths:
+        if analysis is None:
+            analysis, shift = space.analyze(prompt, scripts), 0
+        bindings = dict(space.bindings(analysis, scripts, before=restart, shift=shift))
+    else:
+        bindings = {}
+    stack, ifx, expr_next = prompt_frames(tokens, restart)
+    before = None
+    for t in tokens:
+        if t.start >= restart:
+            break
+        before = t
+    prev = _prev_class(before, expr_next)
+    val = POISON if prev in (AU.P_NAME, AU.P_CALLABLE) else NOVAL
+    flags = AU.F_WS | AU.F_NL if restart > 0 else 0
+    state = initial_state(prev, stack, val=val, flags=flags, ifx=ifx)
+    cur = Cursor(state, bindings)
+    tail = prompt[restart:].encode("utf-8")
+    got = _feed(guard, cur, tail, LENIENT)
+    assert got is not None  # lenient reading never rejects
+    return got._replace(generated=b"")
+
+
+# ------------------------------------------------------------------------------------------
+# caches
+# ------------------------------------------------------------------------------------------
+
+_SPACES: dict[int, tuple[Any, PathSpace]] = {}
+_GUARDS: dict[tuple, Guard] = {}
+_PROJECT_IDS: dict[str, frozenset[str]] = {}
+_LOCK = threading.Lock()
+_EMPTY: list[PathSpace] = []
+
+
+def path_space(project) -> PathSpace:
+    """The (cached) :class:`PathSpace` of ``project`` (``None``: the open empty project)."""
+    with _LOCK:
+        if project is None:
+            if not _EMPTY:
+                _EMPTY.append(PathSpace(None))
+            return _EMPTY[0]
+        got = _SPACES.get(id(project))
+        if got is not None and got[0]() is project:
+            return got[1]
+        sp = PathSpace(project)
+        for k in [k for k, (ref, _sp) in _SPACES.items() if ref() is None]:
+            del _SPACES[k]
+        _SPACES[id(project)] = (weakref.ref(project), sp)
+        return sp
+
+
+def guard_for(table: TokenTable, project=None, options: GuardOptions | None = None,
+              ids: Iterable[str] = ()) -> Guard:
+    """The cached :class:`Guard` for a token table, project and options.
+
+    With ``options.grounded_numbers`` the allowed asset ids are those of the project's
+    files plus ``ids`` (e.g. the digit runs of the prompt).  Call :func:`invalidate` after
+    the project changes.
+    """
+    options = options or GuardOptions()
+    space = path_space(project)
+    au_space = space if options.paths else path_space(None)
+    idset = None
+    if options.grounded_numbers:
+        root = getattr(project, "root_dir", None) if project is not None else None
+        with _LOCK:
+            project_ids = _PROJECT_IDS.get(str(root))
+        if project_ids is None:
+            project_ids = collect_ids(root, ())
+            with _LOCK:
+                _PROJECT_IDS[str(root)] = project_ids
+        idset = IdSet(project_ids | frozenset(ids))
+    key = (id(space), id(table), options, idset.ids if idset is not None else None)
+    with _LOCK:
+        g = _GUARDS.get(key)
+        if g is None:
+            if len(_GUARDS) > 16:
+                _GUARDS.clear()
+            au = Automaton(au_space, ids=idset, stop=options.stop, paths=options.paths)
+            g = Guard(au, table)
+            g._keepalive = (space, table)  # ids in the key stay valid while cached
+            _GUARDS[key] = g
+        return g
+
+
+def invalidate(project=None) -> None:
+    """Forget guards and path spaces (all, or those of ``project``) after the project changed."""
+    with _LOCK:
+        _PROJECT_IDS.clear()
+        if project is None:
+            _SPACES.clear()
+            _GUARDS.clear()
+            return
+        got = _SPACES.pop(id(project), None)
+        if got is not None:
+            for k in [k for k in _GUARDS if k[0] == id(got[1])]:
+                del _GUARDS[k]

@@ -1,0 +1,497 @@
+"""Full-vocabulary token masks: a byte trie of the vocabulary walked through the automaton.
+
+A mask says, for every token id of the model, whether the token may come next.  It is
+computed for the whole vocabulary (a hard guarantee: a banned token gets ``-inf`` whatever
+its rank), never for a top-k list.
+
+**Vocabulary trie.**  The tokens of a :class:`~.token_bytes.TokenTable` are sorted by their
+bytes (their *rank*); each trie node then covers a contiguous rank range.  Per node the trie
+also records what the rest of any token below it can do: how many open frames it can close
+(``maxpops``), which bytes that end a string or comment it contains (``ends``), and which
+"free runs" it consists of (``plain``: identifier bytes only; no byte that ends a name
+string; per kind of string or comment, no byte that ends it and no placeholder phrase).
+
+**Walk.**  ``accepted(node, state)`` - the rank intervals of the tokens below ``node`` that
+the automaton accepts from ``state`` - is computed by stepping the automaton over the
+node's children, one transition per byte class (:meth:`~.automaton.Automaton.classes`), and
+memoised.  States are *projected* first (:meth:`~.automaton.Automaton.project`): what the
+bytes below cannot see is dropped (frames they cannot reach, the context of a string they
+cannot end, declaration bookkeeping ...).  Children are grouped by what of the state they can
+depend on, and each group is memoised on its own projection, so a state that differs from a
+known one only in, say, its bracket stack reuses every group that no closer reaches.  A
+subtree that is a free run for the state (an identifier that any name may continue, a
+comment with no phrase pending ...) is accepted whole without being visited.
+
+**Masks** (:class:`TokenMask`) are cached per projected state and store whichever of the
+allowed and the banned id sets is smaller, as a numpy array and, on first use per device, a
+torch tensor.  Applying one costs one ``index_fill_`` (banned ids) or ``index_select`` +
+``fill_`` + ``index_copy_`` (allowed ids); no ``decode``/``encode`` happens in a step.
+"""
+
+from __future__ import annotations
+
+import heapq
+import sys
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .automaton import (
+    END_BT,
+    END_DQ,
+    END_NL,
+    END_RB,
+    END_SQ,
+    F_ALL,
+    F_BCMT,
+    F_DQ,
+    F_IDENT,
+    F_INTERP,
+    F_LCMT,
+    F_LSTR,
+    F_NSTR,
+    F_SQ,
+    Automaton,
+)
+from .placeholders import BANNED, PhraseMatcher, comment_matcher, string_matcher
+from .token_bytes import TokenTable
+
+__all__ = ["MaskEngine", "TokenMask", "VocabTrie", "vocab_trie"]
+
+_CLOSE = frozenset(b")]}")
+_KW_LAST = frozenset(b"dl")  # last letters of `end` and `until`
+_IDENT = [(48 <= b <= 57) or (65 <= b <= 90) or (97 <= b <= 122) or b == 95 for b in range(256)]
+_END_BIT = {0x22: END_DQ, 0x27: END_SQ, 0x60: END_BT, 0x5D: END_RB, 0x0A: END_NL, 0x0D: END_NL}
+_WS = b" \t\x0b\x0c\r\n"
+_VAL_BYTES = frozenset(b".:[(\"')" + _WS)  # first bytes after which the value read so far matters
+_FLAG_BYTES = frozenset(b".{}" + _WS)  # ... after which the white-space flags matter
+_NSTR_STOP = frozenset(b"\"'\\\x7f" + bytes(range(32)))  # bytes a free name string does not simply take
+
+
+def _byte_kind(b: int) -> int:
+    """The F_* runs byte ``b`` may belong to (see Automaton.free_kind)."""
+    k = F_ALL
+    if not _IDENT[b]:
+        k &= ~F_IDENT
+    if b in _NSTR_STOP:
+        k &= ~F_NSTR
+    if b in (0x0A, 0x0D):
+        k &= ~(F_LCMT | F_DQ | F_SQ | F_INTERP)
+    if b == 0x5D:
+        k &= ~(F_BCMT | F_LSTR)
+    if b == 0x22:
+        k &= ~F_DQ
+    if b == 0x27:
+        k &= ~F_SQ
+    if b in (0x60, 0x7B):
+        k &= ~F_INTERP
+    return k
+
+
+_BYTE_KIND = [_byte_kind(b) for b in range(256)]
+_WORD = [(48 <= b <= 57) or (65 <= b <= 90) or (97 <= b <= 122) or b == 95 for b in range(256)]
+
+
+def _dangers(m: PhraseMatcher, data: bytes) -> list[bool]:
+    """``out[j]``: a placeholder phrase of ``m`` may be completed by bytes from position ``j``
+    on (a phrase starting at ``j`` is checked as if a non-word byte preceded it, a phrase
+    starting later with the byte that really precedes it)."""
+    n = len(data)
+    starts = [False] * (n + 1)
+    for j in range(n):
+        for pw in ((False,) if j == 0 else (False, _WORD[data[j - 1]])):
+            st = (0 << 2) | (2 if pw else 0)
+            for i in range(j, n):
+                st = m.step(st, data[i])
+                if st == BANNED:
+                    starts[j] = True
+                    break
+                if st >> 2 == 0:
+                    break
+            if starts[j]:
+                break
+    out = [False] * (n + 1)
+    for j in range(n - 1, -1, -1):
+        out[j] = out[j + 1] or starts[j]
+    return out
+
+
+class VocabTrie:
+    """The byte trie of one token table (see the module docstring).
+
+    ``perm[r]`` is the token id of rank ``r``: ranks ``[0, n_real)`` are tokens with bytes
+    in byte order, ranks ``[n_real, size)`` the ids without bytes (special tokens, unused
+    ids).  Per node: ``children`` (``(byte, child)`` pairs in byte order), ``lo`` (first
+    rank below it), ``own`` (tokens whose bytes end exactly here, ranks ``lo .. lo+own``),
+    ``maxpops``: an upper bound of the open frames the rest of any token below can close
+    (one per ``)``, ``]``, ``}`` and one per point where an ``end``/``until`` keyword may be
+    completed: a non-identifier byte after ``d``/``l``, or first in the token); ``ends``: which
+    bytes that can end a string or comment (``"``, ``'``, backquote, ``]``, line breaks) occur
+    in the rest of some token below.  Node 0 is the root.
+    """
+
+    def __init__(self, table: TokenTable) -> None:
+        real = [(b, i) for i, b in enumerate(table.token_bytes) if b]
+        real.sort()
+        nobyte = [i for i, b in enumerate(table.token_bytes) if not b]
+        self.size = table.size
+        self.n_real = len(real)
+        self.perm = np.array([i for _b, i in real] + nobyte, dtype=np.int64)
+        kids: list[dict[int, int]] = [{}]
+        lo = [0]
+        own = [0]
+        mp = [0]
+        ends = [0]
+        need = [0]  # like maxpops/ends, but counting the node's own (last) byte too
+        gends = [0]
+        hi = [0]
+        # per node, the runs of bytes every token below continues without a check (see
+        # Automaton.free_kind): F_IDENT identifier bytes only, F_NSTR no byte that ends a
+        # free name string, and per kind of text no byte that ends it and no placeholder
+        plain = [F_ALL]
+        cm, sm = comment_matcher(), string_matcher()
+        for rank, (data, _i) in enumerate(real):
+            n = len(data)
+            kind = [F_ALL] * (n + 1)
+            danger_c = _dangers(cm, data)
+            danger_s = _dangers(sm, data)
+            for j in range(n - 1, -1, -1):
+                byte = data[j]
+                k = kind[j + 1] & _BYTE_KIND[byte]
+                if danger_c[j]:
+                    k &= ~(F_LCMT | F_BCMT)
+                if danger_s[j]:
+                    k &= ~(F_DQ | F_SQ | F_LSTR | F_INTERP)
+                kind[j] = k
+            suffix = [0] * (n + 1)
+            endbits = [0] * (n + 1)
+            for j in range(n - 1, -1, -1):
+                byte = data[j]
+                pot = 1 if byte in _CLOSE else 0
+                if not _IDENT[byte] and (j == 0 or data[j - 1] in _KW_LAST):
+                    pot += 1
+                suffix[j] = suffix[j + 1] + pot
+                endbits[j] = endbits[j + 1] | _END_BIT.get(byte, 0)
+            node = 0
+            mp[0] = max(mp[0], suffix[0])
+            ends[0] |= endbits[0]
+            for depth, byte in enumerate(data, 1):
+                nxt = kids[node].get(byte)
+                if nxt is None:
+                    nxt = len(kids)
+                    kids[node][byte] = nxt
+                    kids.append({})
+                    lo.append(rank)
+                    own.append(0)
+                    mp.append(0)
+                    ends.append(0)
+                    need.append(0)
+                    gends.append(0)
+                    hi.append(rank)
+                    plain.append(F_ALL)
+                node = nxt
+                hi[node] = rank + 1
+                plain[node] &= kind[depth]
+                mp[node] = max(mp[node], suffix[depth])
+                need[node] = max(need[node], suffix[depth - 1])
+                ends[node] |= endbits[depth]
+                gends[node] |= endbits[depth - 1]
+            own[node] += 1
+        hi[0] = len(real)
+        self.hi = hi
+        self.plain = plain
+        self.ends = ends
+        # the key a child's state is projected with: frames to keep and bytes that end text
+        self.proj = [min(m, 62) * 32 + e for m, e in zip(mp, ends)]
+        self.children: list[tuple[tuple[int, int], ...]] = [tuple(k.items()) for k in kids]
+        # children grouped by what of the parent's state they can depend on (see MaskEngine)
+        groups: list[tuple[tuple[int, tuple[tuple[int, int], ...]], ...]] = []
+        for k in self.children:
+            by: dict[int, list[tuple[int, int]]] = {}
+            for byte, child in k:
+                drop = (0 if byte in _VAL_BYTES else 1) | (0 if byte in _FLAG_BYTES else 2)
+                key = (min(need[child], 62) << 7) | (drop << 5) | gends[child]
+                by.setdefault(key, []).append((byte, child))
+            groups.append(tuple((key, tuple(v)) for key, v in by.items()))
+        self.groups = groups
+        self.lo = lo
+        self.own = own
+        self.maxpops = mp
+        self.nodes = len(kids)
+
+    def __repr__(self) -> str:
+        return f"VocabTrie({self.n_real} tokens, {self.nodes} nodes, maxpops {self.maxpops[0]})"
+
+
+def vocab_trie(table: TokenTable) -> VocabTrie:
+    """The table's trie, built once per table."""
+    return table.derived("vocab_trie", VocabTrie)
+
+
+@dataclass(eq=False)
+class TokenMask:
+    """Which token ids may come next.
+
+    ``allow``: ``ids`` lists the allowed ids (else the banned ids); ``eos``: EOS is among the
+    allowed; ``n_allowed``: how many ids are allowed; ``dead_end``: nothing but EOS could be
+    allowed although the text may not stop there (the guard then lets the model stop).
+    """
+
+    allow: bool
+    ids: np.ndarray
+    size: int
+    n_allowed: int
+    eos: bool
+    dead_end: bool = False
+    _tensors: dict[Any, Any] = field(default_factory=dict, repr=False)
+    _set: frozenset[int] | None = field(default=None, repr=False)
+
+    def tensor(self, device: Any = "cpu"):
+        """The ids as a torch ``int64`` tensor on ``device`` (cached)."""
+        t = self._tensors.get(device)
+        if t is None:
+            import torch
+
+            t = torch.from_numpy(self.ids).to(device)
+            self._tensors[device] = t
+        return t
+
+    def allows(self, token_id: int) -> bool:
+        """Whether ``token_id`` is allowed (for tests and tools; not used in a step)."""
+        if self._set is None:
+            self._set = frozenset(int(i) for i in self.ids)
+        return (token_id in self._set) == self.allow if 0 <= token_id < self.size else False
+
+    def apply_(self, row) -> None:
+        """Set the scores of banned ids of one 1-D score row (a torch tensor) to ``-inf``.
+
+        The row may be wider than the mask (a model padding its vocabulary): ids past
+        ``size`` are banned too.
+        """
+        ids = self.tensor(row.device)
+        width = row.shape[-1]
+        if self.allow:
+            keep = row.index_select(0, ids) if width >= self.size else row.index_select(0, ids[ids < width])
+            row.fill_(float("-inf"))
+            row.index_copy_(0, ids if width >= self.size else ids[ids < width], keep)
+        else:
+            if width > self.size:
+                row[self.size:] = float("-inf")
+            row.index_fill_(0, ids if width >= self.size else ids[ids < width], float("-inf"))
+
+
+class MaskEngine:
+    """Computes and caches :class:`TokenMask` objects for one automaton and token table.
+
+    Thread-safe (one lock around the walk and the caches).  Memory is bounded: the walk memo
+    and the mask cache are cleared when they exceed ``max_memo`` entries / ``max_mask_ids``
+    stored ids.
+    """
+
+    def __init__(self, automaton: Automaton, table: TokenTable, *, max_memo: int = 600_000,
+                 max_mask_ids: int = 12_000_000) -> None:
+        self.automaton = automaton
+        self.table = table
+        self.trie = vocab_trie(table)
+        self.max_memo = max_memo
+        self.max_mask_ids = max_mask_ids
+        self._lock = threading.RLock()
+        eos = sorted(i for i in table.eos_ids if 0 <= i < table.size)
+        self._eos = np.array(eos, dtype=np.int64)
+        tail = self.trie.perm[self.trie.n_real:]
+        self._nobyte_all = tail
+        self._nobyte_no_eos = tail[~np.isin(tail, self._eos)] if len(eos) else tail
+        self.stats = {"walks": 0, "memo_hits": 0, "steps": 0, "masks": 0, "mask_hits": 0}
+        self._gspan = max((len(g) for g in self.trie.groups), default=0) + 1
+        self._reset()
+
+    def _reset(self) -> None:
+        self._ids: dict[tuple, int] = {}
+        self._states: list[tuple] = []
+        self._free: list[int] = []
+        self._trans: dict[int, int] = {}
+        self._trunc: dict[int, int] = {}
+        self._gproj: dict[int, int] = {}
+        self._cmaps: dict[int, tuple[int, ...] | None] = {}
+        self._memo: dict[int, tuple] = {}
+        self._gmemo: dict[int, tuple] = {}
+        self._masks: dict[tuple[int, bool], TokenMask] = {}
+        self._mask_ids = 0
+
+    # -- public ----------------------------------------------------------------------------
+    def mask(self, state: tuple, eos: bool) -> TokenMask:
+        """The mask for the next token after boundary state ``state`` (``eos``: may the text
+        stop here, from :meth:`~.automaton.Automaton.eos_ok` of the full state)."""
+        key_state = self.automaton.project(state, self.trie.maxpops[0], self.trie.ends[0])
+        with self._lock:
+            sid = self._intern(key_state)
+            key = (sid, eos)
+            m = self._masks.get(key)
+            if m is not None:
+                self.stats["mask_hits"] += 1
+                return m
+            if len(self._memo) + len(self._gmemo) > self.max_memo or self._mask_ids > self.max_mask_ids:
+                self._reset()
+                sid = self._intern(key_state)
+                key = (sid, eos)
+            self.stats["masks"] += 1
+            limit = sys.getrecursionlimit()
+            if limit < 4000:
+                sys.setrecursionlimit(4000)
+            intervals = self._walk(0, sid)
+            m = self._build(intervals, eos)
+            self._masks[key] = m
+            self._mask_ids += len(m.ids)
+            return m
+
+    def accepted_ranks(self, state: tuple) -> tuple[tuple[int, int], ...]:
+        """Rank intervals of the tokens accepted after ``state`` (for tests)."""
+        key_state = self.automaton.project(state, self.trie.maxpops[0], self.trie.ends[0])
+        with self._lock:
+            return self._walk(0, self._intern(key_state))
+
+    # -- internals ---------------------------------------------------------------------------
+    def _intern(self, state: tuple) -> int:
+        sid = self._ids.get(state)
+        if sid is None:
+            sid = len(self._states)
+            self._states.append(state)
+            self._ids[state] = sid
+            self._free.append(self.automaton.free_kind(state))
+        return sid
+
+
+    def _walk(self, node: int, sid: int) -> tuple[tuple[int, int], ...]:
+        """Accepted rank intervals below ``node`` from (projected) state ``sid``.
+
+        The children of a node are grouped by what of the state they can depend on (how many
+        frames their tokens can close, which bytes that end a string they contain, whether the
+        value and white-space flags matter for their first byte); each group is walked from
+        the state projected for it and memoised on that projection, so a state that differs
+        from a known one only in what a group cannot see reuses the group's result."""
+        key = (node << 32) | sid
+        memo = self._memo
+        got = memo.get(key)
+        if got is not None:
+            self.stats["memo_hits"] += 1
+            return got
+        self.stats["walks"] += 1
+        trie = self.trie
+        gmemo = self._gmemo
+        parts: list[tuple[tuple[int, int], ...]] = []
+        n_own = trie.own[node]
+        if n_own and node:
+            a = trie.lo[node]
+            parts.append(((a, a + n_own),))
+        state = None
+        gproj = self._gproj
+        span = self._gspan
+        for gi, (gk, kids) in enumerate(trie.groups[node]):
+            tk = (sid << 14) | gk
+            gsid = gproj.get(tk)
+            if gsid is None:
+                if state is None:
+                    state = self._states[sid]
+                gsid = self._intern(self.automaton.project(state, gk >> 7, gk & 31, (gk >> 5) & 3))
+                gproj[tk] = gsid
+            mk = (gsid * trie.nodes + node) * span + gi
+            r = gmemo.get(mk)
+            if r is None:
+                r = self._group(kids, gsid)
+                gmemo[mk] = r
+            if r:
+                parts.append(r)
+        if not parts:
+            res: tuple[tuple[int, int], ...] = ()
+        elif len(parts) == 1:
+            res = parts[0]
+        else:
+            out: list[tuple[int, int]] = []
+            for a, z in heapq.merge(*parts):
+                if out and out[-1][1] == a:
+                    out[-1] = (out[-1][0], z)
+                else:
+                    out.append((a, z))
+            res = tuple(out)
+        memo[key] = res
+        return res
+
+    def _group(self, kids: tuple[tuple[int, int], ...], sid: int) -> tuple[tuple[int, int], ...]:
+        trie = self.trie
+        children, lo, own, proj, hi, plain = trie.children, trie.lo, trie.own, trie.proj, trie.hi, trie.plain
+        trans, trunc = self._trans, self._trunc
+        free = self._free
+        step = self.automaton.step
+        cmap = self._cmaps.get(sid, 0)
+        if cmap == 0:
+            cmap = self._cmaps[sid] = self.automaton.classes(self._states[sid])
+        state = None
+        out: list[tuple[int, int]] = []
+        for byte, child in kids:
+            tk = (sid << 8) | (cmap[byte] if cmap is not None else byte)
+            nsid = trans.get(tk)
+            if nsid is None:
+                if state is None:
+                    state = self._states[sid]
+                self.stats["steps"] += 1
+                ns = step(state, tk & 255)
+                nsid = -1 if ns is None else self._intern(ns)
+                trans[tk] = nsid
+            if nsid < 0:
+                continue
+            if children[child]:
+                fast = free[nsid]
+                if fast and plain[child] & fast:
+                    # a free identifier / name string that every byte below just continues
+                    sub = ((lo[child], hi[child]),)
+                    a, z = sub[0]
+                    if out and out[-1][1] == a:
+                        out[-1] = (out[-1][0], z)
+                    else:
+                        out.append((a, z))
+                    continue
+                pk = proj[child]
+                ck = (nsid << 12) | pk
+                csid = trunc.get(ck)
+                if csid is None:
+                    csid = self._intern(self.automaton.project(self._states[nsid], pk >> 5, pk & 31))
+                    trunc[ck] = csid
+                sub = self._walk(child, csid)
+            else:
+                a = lo[child]
+                sub = ((a, a + own[child]),)
+            for a, z in sub:
+                if out and out[-1][1] == a:
+                    out[-1] = (out[-1][0], z)
+                else:
+                    out.append((a, z))
+        return tuple(out)
+
+    def _build(self, intervals: tuple[tuple[int, int], ...], eos: bool) -> TokenMask:
+        perm = self.trie.perm
+        size = self.table.size
+        n_real = self.trie.n_real
+        allowed = sum(z - a for a, z in intervals)
+        dead = False
+        if allowed == 0 and not eos:
+            eos, dead = True, True
+        n_eos = len(self._eos) if eos else 0
+        if allowed + n_eos <= size // 2:
+            parts = [perm[a:z] for a, z in intervals]
+            if eos:
+                parts.append(self._eos)
+            ids = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+            return TokenMask(True, ids, size, allowed + n_eos, eos, dead)
+        parts = []
+        prev = 0
+        for a, z in intervals:
+            if a > prev:
+                parts.append(perm[prev:a])
+            prev = z
+        if prev < n_real:
+            parts.append(perm[prev:n_real])
+        parts.append(self._nobyte_no_eos if eos else self._nobyte_all)
+        ids = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+        return TokenMask(False, ids, size, size - len(ids), eos, dead)

@@ -1,0 +1,272 @@
+"""Guarded completion (luaguard.guard.generate), prompt context (luaguard.guard.context) and
+the ``luaguard complete`` command, with a random-weights model saved as a local folder."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from guard_support import (
+    SAMPLES,
+    byte_level_tokenizer,
+    cpu_threads,
+    new_violations,
+    random_gpt2,
+)
+from luaguard.cli import main
+from luaguard.config import CompletionSettings
+from luaguard.engine import Engine
+from luaguard.guard.context import build_prompt, module_exports
+from luaguard.guard.generate import CompletionEngine, CompletionRequest, parse_location
+from luaguard.guard.model import ModelLoadError, load_model
+from luaguard.project.index import load_project
+
+COMBAT = "src/server/Services/CombatService.luau"
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory) -> Path:
+    cpu_threads(1)
+    tok = byte_level_tokenizer()
+    folder = tmp_path_factory.mktemp("model")
+    model = random_gpt2(tok, seed=5, n_positions=96)
+    model.save_pretrained(folder, safe_serialization=True)
+    tok.save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def engine(model_dir) -> CompletionEngine:
+    return CompletionEngine(CompletionSettings(model=str(model_dir), min_confidence=0.0, timeout_ms=0))
+
+
+@pytest.fixture(scope="module")
+def project():
+    return load_project(SAMPLES)
+
+
+def _source() -> str:
+    return (SAMPLES / COMBAT).read_text(encoding="utf-8")
+
+
+def _at(text: str, needle: str) -> int:
+    return text.index(needle) + len(needle)
+
+
+def test_completion_is_guarded_and_lint_clean(engine, project) -> None:
+    src = _source()
+    lint = Engine(SAMPLES)
+    for needle in ('game:GetService("', "local ReplicatedStorage = game:GetService(\"ReplicatedStorage\")\n", "local "):
+        off = _at(src, needle)
+        for seed in range(3):
+            r = engine.complete(CompletionRequest(text=src, offset=off, path=COMBAT, max_tokens=20, temperature=1.0,
+                                                  seed=seed), project=project)
+            assert r.guarded and 0 < r.tokens <= 20
+            assert r.text == r.raw_text  # min_confidence 0: nothing is withheld
+            v = new_violations(lint, src[:off], r.text, COMBAT)
+            assert not any(v.values()), (needle, r.text, v)
+            assert 0.0 < r.min_prob <= r.mean_prob <= 1.0
+            assert len(r.mask_us) >= r.tokens
+
+
+def test_get_service_completion_names_a_service(engine, project) -> None:
+    src = 'local x = game:GetService("'
+    for seed in range(5):
+        r = engine.complete(CompletionRequest(text=src, offset=len(src), max_tokens=12, temperature=1.0, seed=seed),
+                            project=project)
+        name = r.text.split('"')[0]
+        assert name == "" or project.api.is_service(name) or any(s.startswith(name) for s in project.api.services), r.text
+
+
+def test_same_seed_same_completion_and_no_guard_switch(engine, project) -> None:
+    src = _source()
+    off = _at(src, "local ")
+    a = engine.complete(CompletionRequest(text=src, offset=off, path=COMBAT, max_tokens=10, temperature=0.8, seed=4), project=project)
+    b = engine.complete(CompletionRequest(text=src, offset=off, path=COMBAT, max_tokens=10, temperature=0.8, seed=4), project=project)
+    assert a.raw_text == b.raw_text
+    plain = engine.complete(CompletionRequest(text=src, offset=off, path=COMBAT, max_tokens=10, guard=False), project=project)
+    assert not plain.guarded and plain.mask_us == []
+
+
+def test_max_tokens_and_time_budget(engine, project) -> None:
+    src = _source()
+    off = _at(src, "local ")
+    r = engine.complete(CompletionRequest(text=src, offset=off, path=COMBAT, max_tokens=3), project=project)
+    assert r.tokens <= 3
+    t0 = time.monotonic()
+    r = engine.complete(CompletionRequest(text=src, offset=off, path=COMBAT, max_tokens=5000, timeout_ms=1), project=project)
+    assert r.stop_reason == "time_budget"
+    assert time.monotonic() - t0 < 5
+
+
+def test_cancellation_is_honoured(engine, project) -> None:
+    src = _source()
+    off = _at(src, "local ")
+    calls = []
+
+    def cancelled() -> bool:
+        calls.append(1)
+        return len(calls) > 3
+
+    r = engine.complete(CompletionRequest(text=src, offset=off, path=COMBAT, max_tokens=50), project=project,
+                        cancelled=cancelled)
+    assert r.stop_reason == "cancelled" and r.withheld and r.text == ""
+    assert r.tokens <= 3
+
+
+def test_confidence_threshold_withholds(model_dir, project) -> None:
+    strict = CompletionEngine(CompletionSettings(model=str(model_dir), min_confidence=1.0, timeout_ms=0))
+    src = "local x = "
+    r = strict.complete(CompletionRequest(text=src, offset=len(src), max_tokens=8, temperature=1.0), project=project)
+    assert r.withheld and r.text == "" and r.raw_text != "" and r.mean_prob < 1.0
+
+
+def test_prompt_longer_than_the_context_is_cut_from_the_left(engine, project) -> None:
+    src = _source() * 4  # far more than the model's 96 positions
+    r = engine.complete(CompletionRequest(text=src, offset=len(src), path=COMBAT, max_tokens=8), project=project)
+    assert r.truncated_prompt and r.prompt_tokens <= 96 - 8
+    assert r.tokens <= 8
+
+
+def test_empty_project_gives_a_degraded_answer(engine) -> None:
+    src = 'local x = game:GetService("'
+    r = engine.complete(CompletionRequest(text=src, offset=len(src), max_tokens=10, temperature=1.0, seed=1), project=None)
+    assert r.degraded and r.guarded
+    name = r.text.split('"')[0]
+    from luaguard.project.api import load_api
+
+    assert name == "" or any(s.startswith(name) for s in load_api().services)
+
+
+def test_bad_input(engine, project, model_dir, tmp_path) -> None:
+    with pytest.raises(ValueError):
+        engine.complete(CompletionRequest(text="abc", offset=10), project=project)
+    missing = CompletionEngine(CompletionSettings(model=str(tmp_path / "nope")))
+    with pytest.raises(ModelLoadError, match="no such model folder"):
+        missing.complete(CompletionRequest(text="x", offset=1))
+    corrupt = tmp_path / "corrupt"
+    shutil.copytree(model_dir, corrupt)
+    (corrupt / "model.safetensors").write_bytes(b"\x00" * 100)
+    with pytest.raises(ModelLoadError):
+        CompletionEngine(CompletionSettings(model=str(corrupt))).complete(CompletionRequest(text="x", offset=1))
+    pickled = tmp_path / "pickled"
+    shutil.copytree(model_dir, pickled)
+    (pickled / "model.safetensors").rename(pickled / "pytorch_model.bin")
+    with pytest.raises(ModelLoadError, match="safetensors"):
+        CompletionEngine(CompletionSettings(model=str(pickled))).complete(CompletionRequest(text="x", offset=1))
+
+
+def test_empty_document_and_weird_text(engine, project) -> None:
+    for text in ("", "\x00\x01 <|endoftext|> `", "--[[ unterminated", '"unterminated', "local t = {(", "end end )"):
+        r = engine.complete(CompletionRequest(text=text, offset=len(text), max_tokens=6, temperature=1.0), project=project)
+        assert r.tokens <= 6
+
+
+def test_threads_share_one_engine(engine, project) -> None:
+    import threading
+
+    src = _source()
+    off = _at(src, "local ")
+    out = []
+
+    def run(seed: int) -> None:
+        out.append(engine.complete(CompletionRequest(text=src, offset=off, path=COMBAT, max_tokens=6, temperature=1.0,
+                                                     seed=seed), project=project).raw_text)
+
+    threads = [threading.Thread(target=run, args=(s,)) for s in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert len(out) == 3
+
+
+# ------------------------------------------------------------------------------------ context
+
+def test_prompt_has_facts_and_fits_the_budget(project, model_dir) -> None:
+    lm = load_model(model_dir)
+    src = _source()
+    off = _at(src, 'local ReplicatedStorage = game:GetService("ReplicatedStorage")\n')
+    scripts = project.instances_for_file(COMBAT)
+    p = build_prompt(src, off, tokenizer=lm.tokenizer, context_length=4096, max_new_tokens=64, project=project,
+                     scripts=scripts, fim=False)
+    assert p.header.startswith("-- script: game.ServerScriptService.Server.Services.CombatService\n")
+    assert "-- parent: game.ServerScriptService.Server.Services\n" in p.header
+    assert "DataService" in p.header  # a sibling
+    assert p.guard_text.endswith(src[:off]) and not p.truncated
+    small = build_prompt(src, len(src), tokenizer=lm.tokenizer, context_length=200, max_new_tokens=40, project=project,
+                         scripts=scripts, fim=False)
+    assert small.truncated and len(small.input_ids) <= 160
+    assert small.guard_text.endswith(src)  # the guard still reads the whole prefix
+
+
+def test_prompt_lists_exports_of_required_modules(project, model_dir) -> None:
+    lm = load_model(model_dir)
+    src = 'local RS = game:GetService("ReplicatedStorage")\nlocal Signal = require(RS.Shared.Util.Signal)\n'
+    p = build_prompt(src, len(src), tokenizer=lm.tokenizer, context_length=4096, max_new_tokens=32, project=project)
+    line = next(f for f in p.facts if f.startswith("game.ReplicatedStorage.Shared.Util.Signal exports:"))
+    assert "new" in line
+
+
+def test_fill_in_the_middle_when_the_tokenizer_supports_it(project, model_dir) -> None:
+    lm = load_model(model_dir)
+    tok = lm.tokenizer
+    src = "local a = 1\nlocal b = \nprint(a, b)\n"
+    off = src.index("local b = ") + len("local b = ")
+    p = build_prompt(src, off, tokenizer=tok, context_length=256, max_new_tokens=16)
+    ids = [tok.convert_tokens_to_ids(t) for t in ("<fim_prefix>", "<fim_suffix>", "<fim_middle>")]
+    assert p.fim and p.input_ids[0] == ids[0] and p.input_ids[-1] == ids[2] and ids[1] in p.input_ids
+    plain = build_prompt(src, off, tokenizer=tok, context_length=256, max_new_tokens=16, fim=False)
+    assert not plain.fim and ids[0] not in plain.input_ids
+
+
+def test_special_tokens_in_the_text_stay_text(model_dir) -> None:
+    lm = load_model(model_dir)
+    src = "-- <|endoftext|>\nlocal x = "
+    p = build_prompt(src, len(src), tokenizer=lm.tokenizer, context_length=256, max_new_tokens=16)
+    assert lm.tokenizer.eos_token_id not in p.input_ids
+
+
+def test_module_exports() -> None:
+    src = "local M = {}\nfunction M.new() end\nfunction M:Fire() end\nM.VERSION = 2\nlocal function hidden() end\nreturn M\n"
+    assert module_exports(src) == ["new", "Fire", "VERSION"]
+    assert module_exports("return {\n\tspeed = 1,\n\tname = 'x',\n}\n") == ["speed", "name"]
+    assert module_exports("print(1)") == []
+
+
+# ------------------------------------------------------------------------------------ CLI
+
+def test_parse_location() -> None:
+    assert parse_location("a/b.luau:3:7") == ("a/b.luau", 3, 7)
+    assert parse_location("C:/x/y.luau:1:1") == ("C:/x/y.luau", 1, 1)
+    for bad in ("a.luau", "a.luau:x:1", "a.luau:0:1", ":1:1"):
+        with pytest.raises(ValueError):
+            parse_location(bad)
+
+
+def test_cli_complete_json(model_dir, capsys) -> None:
+    path = SAMPLES / COMBAT
+    line = next(i for i, l in enumerate(path.read_text().splitlines(), 1) if "local Players" in l)
+    code = main(["complete", f"{path}:{line}:7", "--project", str(SAMPLES), "--model", str(model_dir),
+                 "--max-tokens", "6", "--format", "json", "--timeout-ms", "0"])
+    assert code == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["line"] == line and data["column"] == 7 and data["guarded"] is True and data["tokens"] <= 6
+    assert data["promptTokens"] <= 96 and "stopReason" in data
+
+
+def test_cli_complete_errors(model_dir, tmp_path, capsys) -> None:
+    path = SAMPLES / COMBAT
+    assert main(["complete", f"{path}:99999:1", "--model", str(model_dir)]) == 2
+    assert "lines" in capsys.readouterr().err
+    assert main(["complete", f"{path}:1:999", "--model", str(model_dir)]) == 2
+    assert main(["complete", "nofile.luau:1:1", "--model", str(model_dir)]) == 2
+    assert main(["complete", f"{path}:1:1", "--model", str(tmp_path / "missing")]) == 2
+    assert "cannot load the completion model" in capsys.readouterr().err

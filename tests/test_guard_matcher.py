@@ -1,0 +1,411 @@
+"""The guard's automaton and matcher: instance paths, placeholders, brackets, grounded numbers,
+masks.  Most tests use a one-byte-per-token vocabulary so every byte is a token boundary;
+boundary-spanning tokens use extra multi-byte tokens."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from guard_support import SAMPLES
+from luaguard.guard.matcher import Guard, GuardOptions, guard_for
+from luaguard.guard.token_bytes import TokenTable
+from luaguard.project.index import load_project
+
+EOS = 256
+COMBAT = "src/server/Services/CombatService.luau"
+EXTRA = [b"Modules.", b"Modulez.", b"Util.Maid", b"Utl.", b'"Util")', b'"Folder")', b"end)", b")\n", b" end",
+         b"-- TODO", b"game.", b"Shared.", b"x.", b"..."]
+
+
+def _table(extra=()) -> TokenTable:
+    toks: list[bytes | None] = [bytes([b]) for b in range(256)] + [None] + list(extra)
+    return TokenTable(size=len(toks), token_bytes=toks, eos_ids=frozenset({EOS}), kind="byte_level")
+
+
+BYTES = _table()
+MULTI = _table(EXTRA)
+
+
+@pytest.fixture(scope="module")
+def project():
+    return load_project(SAMPLES)
+
+
+@pytest.fixture(scope="module")
+def guard(project) -> Guard:
+    return guard_for(BYTES, project)
+
+
+def feed(guard: Guard, prompt: str, text: str, *, scripts=()):
+    """The cursor after ``text`` (one byte per token), or None when a byte is rejected."""
+    cur = guard.start(prompt, scripts=scripts)
+    for b in text.encode("utf-8"):
+        cur = guard.advance(cur, b)
+        if cur is None:
+            return None
+    return cur
+
+
+def ok(guard, prompt, text, **kw) -> bool:
+    return feed(guard, prompt, text, **kw) is not None
+
+
+# ------------------------------------------------------------------------------------ paths
+
+SHARED = "local x = game.ReplicatedStorage.Shared."
+
+
+def test_closed_node_allows_children_and_members_only(guard) -> None:
+    assert ok(guard, SHARED, "Util\n")
+    assert ok(guard, SHARED, "Modules.Combat\n")
+    assert ok(guard, SHARED, "Name\n")  # a member of Folder
+    assert ok(guard, SHARED, "Parent.Shared\n")
+    assert not ok(guard, SHARED, "Utils")
+    assert not ok(guard, SHARED, "Modulez")
+    assert not ok(guard, SHARED, "Foo")
+    assert not ok(guard, SHARED, "Util.Maids")
+    assert not ok(guard, SHARED, "Util.Nope")
+
+
+def test_terminator_only_after_a_complete_name(guard) -> None:
+    assert ok(guard, SHARED, "Uti")  # a prefix of Util
+    for term in (".", ":", "(", ")", '"', " ", "\n", "["):
+        assert not ok(guard, SHARED, "Uti" + term), term
+    assert ok(guard, SHARED, "Util.")
+    assert ok(guard, SHARED, "Util ")
+
+
+def test_open_nodes_allow_free_names(guard) -> None:
+    # Workspace.Map has $ignoreUnknownInstances: children may exist at run time
+    assert ok(guard, "local m = workspace.Map.", "Anything.Goes.Here\n")
+    # the DataModel of the sample is open (no $path): unknown top-level names are free
+    assert ok(guard, "local x = game.", "SomethingElse\n")
+    # ...but a name that is a child keeps the chain known: Shared's children are checked again
+    assert not ok(guard, "local x = game.", "ReplicatedStorage.Shared.Nope")
+
+
+def test_get_service_takes_service_names(guard) -> None:
+    assert ok(guard, 'local s = game:GetService("', 'Players")\n')
+    assert ok(guard, "local s = game:GetService('", "TweenService')\n")
+    assert not ok(guard, 'local s = game:GetService("', 'Playerz")')
+    assert not ok(guard, 'local s = game:GetService("', 'Player")')
+    assert not ok(guard, 'local s = game:GetService("', 'Players\\')  # no escapes in names
+    assert not ok(guard, "local s = game:GetService", " [[Players]]")  # lookups need '('
+
+
+def test_lookups_take_children_not_members(guard) -> None:
+    p = "local u = game.ReplicatedStorage.Shared:WaitForChild("
+    assert ok(guard, p, '"Util"):WaitForChild("Maid")\n')
+    assert ok(guard, p, '"Util", 5).Maid\n')  # the extra argument keeps the value
+    assert not ok(guard, p, '"Name")')
+    assert not ok(guard, p, '"Util"):WaitForChild("Nope")')
+    assert not ok(guard, p, "[[Util]]")
+    assert ok(guard, p, "name)")  # any expression: the value is unknown
+    assert ok(guard, "local u = game.ReplicatedStorage.Shared:FindFirstChild(", '"Modules").Combat\n')
+
+
+def test_bracket_index_uses_member_and_child_names(guard) -> None:
+    p = 'local u = game.ReplicatedStorage.Shared["'
+    assert ok(guard, p, 'Util"].Signal\n')
+    assert ok(guard, p, 'Name"]\n')
+    assert not ok(guard, p, 'Nope"]')
+    assert not ok(guard, "local u = game.ReplicatedStorage.Shared[", " [[Nope]] ]")  # a long-string index
+    assert ok(guard, "local u = game.ReplicatedStorage.Shared[", "[[x]]\n")  # a call with a long string
+
+
+def test_script_parent_and_ancestors_follow_the_file(guard, project) -> None:
+    scripts = project.instances_for_file(COMBAT)
+    assert ok(guard, "local s = script.Parent.", "DataService\n", scripts=scripts)
+    assert not ok(guard, "local s = script.Parent.", "Nope", scripts=scripts)
+    assert ok(guard, 'local s = script:FindFirstAncestor("', 'Server").Bootstrap\n', scripts=scripts)
+    assert not ok(guard, 'local s = script:FindFirstAncestor("', 'Nope")', scripts=scripts)
+    # a file the project does not map: `script` is unknown, names are free
+    assert ok(guard, "local s = script.Parent.", "Anything\n")
+
+
+def test_local_player_mirrors_starter_gui(guard) -> None:
+    p = 'local gui = game:GetService("Players").LocalPlayer.PlayerGui.'
+    assert ok(guard, p, "Inventory\n")
+    assert ok(guard, p, "Shop.Window\n")
+
+
+def test_prompt_locals_are_bound(guard) -> None:
+    prompt = 'local RS = game:GetService("ReplicatedStorage")\nlocal Shared = RS:WaitForChild("Shared")\n\nShared.'
+    assert ok(guard, prompt, "Util.Maid\n")
+    assert not ok(guard, prompt, "Nope")
+    assert not ok(guard, prompt + "Util:WaitForChild(", '"Nope")')
+
+
+def test_locals_the_model_declares_are_bound(guard) -> None:
+    prompt = 'local RS = game:GetService("ReplicatedStorage")\n'
+    assert ok(guard, prompt, "local util = RS.Shared.Util\nutil.Maid\n")
+    assert not ok(guard, prompt, "local util = RS.Shared.Util\nutil.Nope")
+    assert not ok(guard, prompt, "local a, util = 1, RS.Shared.Util\nutil.Nope")
+    assert ok(guard, prompt, "local a, util = 1, RS.Shared.Util\nutil.Spring\n")
+    assert not ok(guard, prompt, "local util: Folder = RS.Shared.Util\nutil.Nope")
+    assert not ok(guard, prompt, "local util = (RS.Shared.Util)\nutil.Nope")
+    assert not ok(guard, prompt, "local util = RS.Shared.Util :: Folder\nutil.Nope")
+
+
+def test_conflicting_bindings_make_indexing_impossible(guard) -> None:
+    prompt = "local x = game.ReplicatedStorage.Shared.Util\n"
+    # a second declaration of x bound elsewhere: which one is in scope is unknown
+    assert not ok(guard, prompt, "do local x = game.ReplicatedStorage.Shared.Modules end\nx.M")
+    assert ok(guard, prompt, "do local x = game.ReplicatedStorage.Shared.Modules end\nprint(x)\n")
+
+
+def test_groups_and_type_assertions_keep_the_value(guard) -> None:
+    assert ok(guard, "local u = (game.ReplicatedStorage.Shared).", "Util\n")
+    assert not ok(guard, "local u = (game.ReplicatedStorage.Shared).", "Nope")
+    assert not ok(guard, "local u = (game.ReplicatedStorage.Shared :: Folder).", "Nope")
+    assert ok(guard, "local u = (game.ReplicatedStorage.Shared :: Folder).", "Util\n")
+
+
+def test_unknowable_values_cannot_be_indexed(guard) -> None:
+    # a comment between a value and the dot: the guard would lose track, so it bans it
+    assert not ok(guard, "local u = game.ReplicatedStorage.Shared --[[c]]\n", ".Util")
+    assert ok(guard, "local u = game.ReplicatedStorage.Shared --[[c]]\n", "..'x'\n")  # concatenation is fine
+
+
+def test_keywords_are_not_field_names(guard) -> None:
+    assert not ok(guard, "local m = workspace.Map.", "end ")
+    assert ok(guard, "local m = workspace.Map.", "ending\n")
+
+
+def test_tokens_spanning_a_boundary_are_checked_byte_by_byte(project) -> None:
+    g = guard_for(MULTI, project)
+    ids = {b: MULTI.token_bytes.index(b) for b in EXTRA}
+    m = g.matcher("local x = game.ReplicatedStorage.Shared.")
+    mask = m.mask()
+    assert mask.allows(ids[b"Modules."]) and mask.allows(ids[b"Util.Maid"])
+    assert not mask.allows(ids[b"Modulez."]) and not mask.allows(ids[b"Utl."])
+    m2 = g.matcher("local x = game.ReplicatedStorage.Shared:WaitForChild(")
+    assert m2.mask().allows(ids[b'"Util")'])
+    assert not m2.mask().allows(ids[b'"Folder")'])
+    assert m2.consume(ids[b'"Util")'])
+    assert m2.consume(ord(".")) and m2.consume(ord("M"))
+    assert not m2.consume(ord("x"))
+
+
+def test_no_project_checks_service_names_only() -> None:
+    g = guard_for(BYTES, None)
+    assert ok(g, "local x = game.", "Anything.At.All\n")
+    assert ok(g, 'local x = game:GetService("', 'Players")\n')
+    assert not ok(g, 'local x = game:GetService("', 'Nope")')
+
+
+def test_paths_can_be_switched_off(project) -> None:
+    g = guard_for(BYTES, project, GuardOptions(paths=False))
+    assert ok(g, SHARED, "Nope\n")
+    assert not ok(g, "", "-- TODO")
+
+
+# ------------------------------------------------------------------------------------ placeholders
+
+@pytest.mark.parametrize("text", [
+    "-- TODO: finish", "-- todo list", "-- FIXME", "-- ... rest", "-- rest of the code",
+    "--[[ your code here ]]", "--[==[ implement this ]==]", "-- luaguard: allow(unknown_instance)",
+    "-- (existing code)", "-- same as before", "-- <placeholder>", "-- code omitted for brevity",
+    'local s = "TODO"', "local s = 'rest of code'", "local s = [[implement this]]", "local s = `your code here`",
+    "-- …",
+])
+def test_placeholders_are_impossible(guard, text) -> None:
+    assert not ok(guard, "", text)
+
+
+@pytest.mark.parametrize("text", [
+    "-- mastodon rocks\n", "-- the rest of the players\n", 'local s = "Loading..."\n', "-- updates other functions\n",
+    "local t = {...}\n", "return ...\n", "print(select('#', ...))\n",
+])
+def test_ordinary_text_stays_possible(guard, text) -> None:
+    assert ok(guard, "local function f(...)\n", text)
+
+
+def test_ellipsis_as_a_statement_is_impossible(guard) -> None:
+    p = "local function f(...)\n\tprint(1)\n"
+    assert not ok(guard, p, "\t...")
+    assert not ok(guard, p, "\tprint(1) ...")
+    assert ok(guard, p, "\tprint(...)\n")
+    assert ok(guard, "type F = (T...", ") -> ()\n")
+
+
+# ------------------------------------------------------------------------------------ brackets
+
+def test_closers_need_their_opener(guard) -> None:
+    assert ok(guard, "", "print(1)\n")
+    assert not ok(guard, "", "print(1))")
+    assert not ok(guard, "", "local t = {1, 2]")
+    assert not ok(guard, "", ")")
+    assert ok(guard, "", 'print("(", ")", [==[ ) ]==])\n')  # closers in strings are text
+    assert ok(guard, "", "-- )]}\n")
+    assert ok(guard, "local a = 1\n", "print(`{a} and {`{a}`}`)\n")
+    assert not ok(guard, "", "print(`{}`)")
+    assert not ok(guard, "", "print(`{{")
+
+
+def test_blocks_and_brackets_nest(guard) -> None:
+    assert ok(guard, "", "foo(function() end)\n")
+    assert not ok(guard, "", "foo(function() )")  # the function is still open
+    assert not ok(guard, "local function f()\n", "foo(end ")  # `end` would drop the '('
+    assert ok(guard, "local function f()\n", "\tif a then b() elseif c then d() else e() end\nend\n")
+    assert not ok(guard, "", "end\n")  # nothing to close
+    assert ok(guard, "", "repeat x() until y\n")
+    assert not ok(guard, "", "repeat x() end\n")
+    assert ok(guard, "", "while a do if b then c() end end\n")
+    assert ok(guard, "local function f()\n", "\tlocal x = if a then b else c\nend\n")
+    assert not ok(guard, "local function f()\n", "\tlocal x = if a then b else c\nend\nend\n")
+
+
+def test_prompt_brackets_and_blocks_are_known(guard) -> None:
+    p = "table.sort(list, function(a, b)\n\tlocal x = a\n"
+    assert ok(guard, p, "\treturn x < b\nend)\n")
+    assert not ok(guard, p, "\treturn x < b\n)")
+    assert not ok(guard, p, "end))")
+
+
+def test_eos_only_when_balanced(guard) -> None:
+    assert guard.eos_ok(feed(guard, "", "print(1)"))
+    assert not guard.eos_ok(feed(guard, "", "print(1"))
+    assert not guard.eos_ok(feed(guard, "", 'print("abc'))
+    assert guard.eos_ok(feed(guard, "", "-- a comment"))
+    assert not guard.eos_ok(feed(guard, "", "local x = game.ReplicatedStorage.Shared.Uti"))
+    assert guard.eos_ok(feed(guard, "", "local x = game.ReplicatedStorage.Shared.Util"))
+    # brackets the prompt opened may stay open
+    assert guard.eos_ok(feed(guard, "foo(", "1, 2"))
+    assert guard.advance(feed(guard, "", "print(1"), EOS) is None
+
+
+def test_line_stop_policy(project) -> None:
+    g = guard_for(BYTES, project, GuardOptions(stop="line"))
+    assert g.eos_ok(feed(g, "", "foo(1,\n"))
+    assert not g.eos_ok(feed(g, "", "foo(1,"))
+
+
+def test_complete_ok_marks_safe_cut_points(guard) -> None:
+    assert guard.complete_ok(feed(guard, "", "print(1"))
+    assert not guard.complete_ok(feed(guard, "", "local x = game.ReplicatedStorage.Shared.Uti"))
+    assert not guard.complete_ok(feed(guard, "local function f()\n", "foo(end"))  # unchecked `end`
+    assert guard.complete_ok(feed(guard, "local function f()\n", "foo(en"))
+    assert not guard.complete_ok(feed(guard, "", "print('abc"))
+
+
+# ------------------------------------------------------------------------------------ numbers
+
+def test_grounded_asset_ids() -> None:
+    g = guard_for(BYTES, None, GuardOptions(grounded_numbers=True), ids=["1234567", "42"])
+    assert ok(g, "", 'local id = "rbxassetid://1234567"\n')
+    assert not ok(g, "", 'local id = "rbxassetid://1234568"')
+    assert not ok(g, "", 'local id = "rbxassetid://123"')  # a prefix is not a complete id
+    assert ok(g, "", 'local id = "rbxassetid://"\n')
+    assert ok(g, "", "local t = { AssetId = 42 }\n")
+    assert not ok(g, "", "local t = { AssetId = 43 }")
+    assert not ok(g, "", "local t = { AssetId = 4 }")
+    assert not ok(g, "", "sound.SoundId = 42.5")
+    assert ok(g, "", "if x.AssetId == 99 then end\n")  # a comparison, not an id
+    assert ok(g, "", "local n = 99\n")
+    free = guard_for(BYTES, None)
+    assert ok(free, "", 'local id = "rbxassetid://999"\n')
+
+
+# ------------------------------------------------------------------------------------ masks
+
+def test_masks_cover_the_vocabulary_and_store_the_smaller_set(guard) -> None:
+    m = guard.matcher(SHARED)
+    mask = m.mask()
+    allowed = [t for t in range(BYTES.size) if mask.allows(t)]
+    assert mask.allow and len(mask.ids) == len(allowed) == mask.n_allowed
+    spelled = {BYTES.token_bytes[t] for t in allowed}
+    assert {b"U", b"M", b"N", b"P", b"."} <= spelled  # Util, Modules, Name, Parent, `..`
+    assert not {b"X", b"u", b"(", b"1"} & spelled
+    free = guard.matcher("local a = 1\n").mask()
+    n = sum(free.allows(t) for t in range(BYTES.size))
+    assert n == free.n_allowed and len(free.ids) == min(n, BYTES.size - n)
+    assert m.mask() is mask  # cached per state
+
+
+def test_apply_sets_minus_inf_on_banned_ids_only(guard) -> None:
+    torch = pytest.importorskip("torch")
+    mask = guard.matcher(SHARED).mask()
+    row = torch.zeros(BYTES.size + 3)  # a model may pad its vocabulary
+    mask.apply_(row)
+    for t in range(BYTES.size + 3):
+        assert (row[t].item() == 0.0) == (t < BYTES.size and mask.allows(t)), t
+
+
+def test_mask_agrees_with_consume_on_random_walks(project) -> None:
+    from guard_support import byte_level_tokenizer
+    from luaguard.guard.token_bytes import token_table
+
+    tok = byte_level_tokenizer()
+    table = token_table(tok)
+    g = guard_for(table, project)
+    files = sorted((SAMPLES / "src").rglob("*.luau"))
+    rng = random.Random(7)
+    for _ in range(6):
+        f = rng.choice(files)
+        src = f.read_text()
+        off = rng.randrange(len(src))
+        m = g.matcher(src[:off], scripts=project.instances_for_file(str(f.relative_to(SAMPLES))))
+        for _step in range(4):
+            mask = m.mask()
+            allowed = []
+            for t in range(table.size):
+                a = mask.allows(t)
+                assert a == (g.advance(m.cursor, t) is not None), (src[max(0, off - 40):off], m.text, table.token_bytes[t])
+                if a:
+                    allowed.append(t)
+            t = rng.choice(allowed)
+            assert m.consume(t)
+            if m.finished:
+                break
+
+
+def test_rollback_and_fork(guard) -> None:
+    m = guard.matcher("local x = game.ReplicatedStorage.")
+    first = m.mask()
+    for b in b"Shared.":
+        assert m.consume(b)
+    assert len(m) == 7 and m.text == "Shared."
+    after = m.mask()
+    assert not after.allows(ord("X"))
+    twin = m.fork()
+    m.rollback(7)
+    assert m.mask() is first and m.text == ""
+    assert twin.mask() is after
+    with pytest.raises(ValueError):
+        m.rollback(1)
+    assert not m.consume(EOS + 1)  # an id without bytes
+
+
+def test_no_decode_or_encode_inside_a_step(project, monkeypatch) -> None:
+    from guard_support import byte_level_tokenizer
+    from luaguard.guard.token_bytes import token_table
+
+    tok = byte_level_tokenizer()
+    g = guard_for(token_table(tok), project)
+
+    def boom(*a, **k):
+        raise AssertionError("tokenizer used inside a decoding step")
+
+    for name in ("decode", "encode", "convert_ids_to_tokens", "__call__", "batch_decode"):
+        monkeypatch.setattr(type(tok), name, boom)
+    m = g.matcher(SHARED)
+    ids = [i for i in range(len(tok)) if m.mask().allows(i)]
+    for _ in range(5):
+        m.consume(ids[0])
+        ids = [i for i in range(len(tok)) if m.mask().allows(i)]
+
+
+def test_invalidate_after_the_project_changes() -> None:
+    from luaguard.guard.matcher import invalidate
+    from luaguard.project.tree import Instance
+
+    fresh = load_project(SAMPLES)
+    g = guard_for(BYTES, fresh)
+    assert not ok(g, SHARED, "NewThing\n")
+    fresh.service("ReplicatedStorage").child("Shared").add_child(Instance("NewThing", "Folder"))
+    invalidate(fresh)
+    g2 = guard_for(BYTES, fresh)
+    assert g2 is not g
+    assert ok(g2, SHARED, "NewThing\n")

@@ -41,7 +41,7 @@ import re
 import sys
 import time
 from collections import defaultdict
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -51,10 +51,8 @@ sys.path.insert(0, str(HERE))
 from baseline_validator import BaselineValidator  # noqa: E402
 
 from luaguard.engine import Engine  # noqa: E402
-from luaguard.findings import Severity  # noqa: E402
 from luaguard.luau import lexer as L  # noqa: E402
 from luaguard.project.tree import is_identifier  # noqa: E402
-from luaguard.text import LineIndex  # noqa: E402
 from luaguard.toolcalls.api import validate_calls  # noqa: E402
 
 PATH_RULES = {"unknown_instance", "likely_unknown_instance"}
@@ -591,7 +589,6 @@ def main(argv: list[str] | None = None) -> int:
     cases = build_cases(root, engine, rng, args.per_kind)
     print(f"{len(cases)} cases from {root} ({time.perf_counter() - t0:.1f} s to build)")
 
-    rows = []
     stats = defaultdict(lambda: defaultdict(int))
     clean_verdicts: dict[str, list[tuple[Verdict, Verdict]]] = defaultdict(list)
     t_lg = t_bl = 0.0

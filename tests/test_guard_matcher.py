@@ -162,6 +162,50 @@ def test_groups_and_type_assertions_keep_the_value(guard) -> None:
     assert ok(guard, "local u = (game.ReplicatedStorage.Shared :: Folder).", "Util\n")
 
 
+def test_type_assertion_needs_an_expression(guard) -> None:
+    """`::` asserts the type of the expression before it (Luau grammar: asexp = simpleexp
+    ['::' Type]); with none (`f(a, :: T)`) the text is broken and a linter's error recovery
+    may read the rest as a path - found by the 8,000-generation property run."""
+    p = 'local x = game.ReplicatedStorage.Shared:FindFirstChild("'
+    assert not ok(guard, p, 'Util",\n\t ::T.x._aRse()')
+    assert not ok(guard, "local x = f(", ":: number)")
+    assert not ok(guard, "local x = ", ":: number")
+    assert ok(guard, "local x = f(", "y :: number)\n")
+    assert ok(guard, "local x = ", "nil :: any\n")
+    assert ok(guard, "local x = ", '"a" :: string\n')
+    assert ok(guard, "local x = ", "(y) :: number\n")
+
+
+def test_no_name_right_after_a_string_inside_brackets(guard) -> None:
+    """`f("a" b)` is broken Luau; a linter recovering from it may read `b` as part of a path
+    (found by the 6,000-generation property run with other weights)."""
+    p = 'local x = game.ReplicatedStorage.Shared:FindFirstChild("'
+    assert not ok(guard, p, 'Util"S). se')
+    assert not ok(guard, "local t = {", '"a" b}')
+    assert not ok(guard, "local x = (", '"a" b)')
+    assert ok(guard, p, 'Util" and x)\n')
+    assert ok(guard, "local x = (if c then ", '"a" else "b")\n')
+    assert ok(guard, "local x = (if c then ", '"a" elseif d then "b" else "c")\n')
+    assert ok(guard, 'print("a")', ' b = 1\n')  # a new statement outside brackets
+
+
+def test_no_literal_called_or_juxtaposed_inside_brackets(guard) -> None:
+    """`f(1 (x))`, `f("a" "b")`: broken; a linter's recovery may index the outer call."""
+    p = 'local x = game.ReplicatedStorage.Shared:FindFirstChild("'
+    assert not ok(guard, p, 'Util",\n\t1()\n\t.T')
+    assert not ok(guard, "local x = f(", '"a" "b")')
+    assert not ok(guard, "local x = f(", "true {})")
+    assert not ok(guard, "local x = {", "1 2}")
+    assert ok(guard, "local x = f(", '1, "b", {}, (2))\n')
+    assert ok(guard, "local x = f(", "(1)(2))\n")
+
+
+def test_varargs_never_follow_an_instance(guard) -> None:
+    """`Players.LocalPlayer...p` is broken (`...` after a name is only a type pack, `T...`)."""
+    assert not ok(guard, "local p = game.Players.LocalPlayer", "...p")
+    assert ok(guard, "type F<T", "...> = (T...) -> ()\n")
+
+
 def test_unknowable_values_cannot_be_indexed(guard) -> None:
     # a comment between a value and the dot: the guard would lose track, so it bans it
     assert not ok(guard, "local u = game.ReplicatedStorage.Shared --[[c]]\n", ".Util")

@@ -106,11 +106,11 @@ END_DQ, END_SQ, END_BT, END_RB, END_NL = 1, 2, 4, 8, 16
 ENDS_ALL = 31
 _TEXT_MODES = frozenset({M_STR, M_LSTR, M_LCMT, M_BCMT, M_INTERP})
 # runs of bytes a state accepts whole (see Automaton.free_kind)
-F_IDENT, F_NSTR, F_LCMT, F_BCMT, F_DQ, F_SQ, F_LSTR, F_INTERP = 1, 2, 4, 8, 16, 32, 64, 128
-F_ALL = 255
+F_IDENT, F_NSTR, F_LCMT, F_BCMT, F_DQ, F_SQ, F_LSTR, F_INTERP, F_BLANK = 1, 2, 4, 8, 16, 32, 64, 128, 256
+F_ALL = 511
 ATTACH_MAYBE = -3  # identifier text unknown to the automaton: indexing it is rejected
 # identifier payload bits
-I_JUXT, I_EXPRPOS = 1, 2
+I_JUXT, I_EXPRPOS, I_AFTER_STRING = 1, 2, 4
 
 LENIENT = 1
 GEN = 2
@@ -139,6 +139,15 @@ for _p, _i in _KW_INDEX.items():
         if _q in _KW_INDEX:
             _KW_NEXT[(_i, _c)] = _KW_INDEX[_q]
 _KW_AT: dict[int, str] = {_KW_INDEX[k]: k for k in KEYWORDS}
+#: frames of brackets, inside which no name may follow a string literal directly
+_BRACKET_KINDS = frozenset({K_CALL, K_GROUP, K_INDEX, K_TABLE})
+#: keywords that may follow an expression inside brackets
+_KW_AFTER_EXPR = frozenset({"and", "or", "then", "else", "elseif"})
+_IN_BRACKETS = ((K_CALL, 0, 0, 0),)
+#: punctuation that starts an operand (quotes, `(`, `{`, backtick)
+_OPERAND_PUNCT = frozenset(b"\"'({`")
+#: keyword-trie nodes on the way to one of :data:`_KW_AFTER_EXPR`
+_KW_AFTER_EXPR_NODES = frozenset(_KW_INDEX[w[:i]] for w in _KW_AFTER_EXPR for i in range(1, len(w) + 1))
 
 # byte classes in code
 C_BAD, C_WS, C_NL, C_IDSTART, C_DIGIT, C_OTHER = range(6)
@@ -253,7 +262,12 @@ class Automaton:
         string or comment that the coming bytes cannot end (``ends``: which of the ``END_*``
         bytes they contain) - everything outside it.  ``drop`` (bit 1: the value, bit 2: the
         white-space flags) clears what the next byte cannot use between tokens in code.  The
-        key masks are cached under."""
+        key masks are cached under.
+
+        ``drop`` bit 4 clears the values an identifier or a name carries and bit 8 the values
+        the kept frames carry: both matter only to bytes that index or call the value
+        (``.``, ``:``, ``[``, ``(``, quotes) read after it, so a caller passes them when the
+        coming bytes contain none of those."""
         mode = s[MODE]
         if mode >= M_STR and mode in _TEXT_MODES:
             if mode == M_STR:
@@ -274,17 +288,60 @@ class Automaton:
         stack = s[STACK]
         if keep <= 0 or not stack:
             st: tuple = ()
+        elif drop & 8:
+            st = tuple((k, 0, 0, x) for k, _r, _g, x in stack[-keep:])
         else:
             st = tuple((k, r if k != K_TABLE else 0, 0, x) for k, r, _g, x in stack[-keep:])
-        val, flags = s[VAL], s[FLAGS]
-        if drop and mode == M_CODE:
-            if drop & 1:
-                val = NOVAL
-            if drop & 2:
-                flags = 0
-        if st == stack and s[DECL] is None and not s[EV] and val == s[VAL] and flags == s[FLAGS]:
+        if len(stack) > len(st) and stack[-len(st) - 1][0] in _BRACKET_KINDS:
+            # below the frames a token can close it still sees whether it is inside brackets
+            # (a name may not follow a string there): one stand-in frame that it never pops
+            st = _IN_BRACKETS + st
+        val, flags, pay = s[VAL], s[FLAGS], s[PAY]
+        if drop:
+            if mode == M_CODE:
+                if drop & 1:
+                    val = NOVAL
+                if drop & 2:
+                    flags = 0
+            elif drop & 4:
+                if mode == M_IDENT:
+                    if pay[1] != NOVAL:
+                        pay = (pay[0], NOVAL, pay[2], pay[3])
+                elif mode == M_NAME:
+                    base = POISON if pay[3] == POISON else NOVAL
+                    if pay[3] != base:
+                        pay = pay[:3] + (base,) + pay[4:]
+        if st == stack and s[DECL] is None and not s[EV] and val == s[VAL] and flags == s[FLAGS] and pay is s[PAY]:
             return s
-        return (mode, s[PAY], s[PREV], flags, val, st, None, s[NUM], s[IFX], ())
+        return (mode, pay, s[PREV], flags, val, st, None, s[NUM], s[IFX], ())
+
+    @staticmethod
+    def in_word(s: tuple) -> bool:
+        """Is ``s`` inside an identifier or a started name (after ``.``/``:``), which any
+        non-identifier byte ends (see :meth:`word_end`)?"""
+        mode = s[MODE]
+        return mode == M_IDENT or (mode == M_NAME and s[PAY][2] == 1)
+
+    def word_end(self, s: tuple) -> tuple | None:
+        """For ``s`` inside a word (:meth:`in_word`): the state ``e`` with
+        ``step(e, b) == step(s, b)`` for every non-identifier byte ``b`` (the word ended before
+        ``b``: a state between tokens in code, or after a method name), ``None`` when the word
+        cannot end here (an unknown name in a closed table, a keyword in the wrong place).
+        Computed as the step over a space, which changes nothing but the white-space flags."""
+        e = self.step(s, 0x20)
+        if e is not None and e[MODE] == M_CODE and e[FLAGS]:
+            e = (M_CODE, 0, e[PREV], 0) + e[VAL:]
+        return e
+
+    @staticmethod
+    def pending_pops(s: tuple) -> int:
+        """Frames the first byte of the next token can close because of ``s`` itself: 1 when
+        ``s`` is inside a complete ``end``/``until`` that a non-identifier byte finishes."""
+        if s[MODE] == M_IDENT:
+            word = _KW_AT.get(s[PAY][0])
+            if word == "end" or word == "until":
+                return 1
+        return 0
 
     def free_kind(self, s: tuple) -> int:
         """Which runs of bytes ``s`` accepts whole, as one ``F_*`` bit (0: none): ``F_IDENT``
@@ -295,11 +352,15 @@ class Automaton:
         placeholder phrase are then accepted whole).  The vocabulary trie marks which
         subtrees consist of such runs, so the mask walk can skip them."""
         mode = s[MODE]
+        if mode == M_CODE or mode == M_LPAREN or mode == M_LARG or mode == M_AFTER or mode == M_IARG:
+            return F_BLANK
         if mode == M_IDENT:
-            return F_IDENT
+            return 0 if s[PAY][2] & I_AFTER_STRING else F_IDENT
         if mode == M_NAME:
             table, _pos, started, _base, _kw, _tail = s[PAY]
-            if started == 1 and (table < 0 or self.space.get_table(table).free):
+            if started != 1:
+                return F_BLANK
+            if table < 0 or self.space.get_table(table).free:
                 return F_IDENT
             return 0
         if mode == M_NSTR:
@@ -530,14 +591,23 @@ class Automaton:
         after = _after(prev)
         callable_ = prev == P_NAME or prev == P_CALLABLE
         gen = 1 if how & GEN else 0
+        if ((prev == P_STRING or prev == P_VAL) and (cls == C_DIGIT or b in _OPERAND_PUNCT) and stack
+                and stack[-1][0] in _BRACKET_KINDS and not how & LENIENT):
+            return None  # `f("a" 1)`, `f(1 (x))`: a literal is never called, indexed or juxtaposed
         if cls == C_IDSTART:
             if after:
                 stack, decl, ev = self._chain_end(prev, val, stack, decl, ev, False)
             else:
                 stack, decl, ev = self._chain_start(stack, decl, ev)
             bits = (I_JUXT if after else 0) | (I_EXPRPOS if prev == P_PRE or prev == P_THEN_EXPR else 0)
+            kw = _KW_NEXT.get((0, b), -1)
+            if prev == P_STRING and stack and stack[-1][0] in _BRACKET_KINDS:
+                # `f("a" b)` is broken: only `and`/`or`/`then`/`else`/`elseif` may follow
+                if kw not in _KW_AFTER_EXPR_NODES and not how & LENIENT:
+                    return None
+                bits |= I_AFTER_STRING
             tail = (1 if b == 0x49 else 0) if self.ids is not None else 0
-            return (M_IDENT, (_KW_NEXT.get((0, b), -1), ATTACH_MAYBE, bits, tail), P_NONE, 0, NOVAL, stack, decl,
+            return (M_IDENT, (kw, ATTACH_MAYBE, bits, tail), P_NONE, 0, NOVAL, stack, decl,
                     N_NONE, ifx, ev)
         if cls == C_DIGIT:
             stack, decl, ev = self._operand(after, prev, val, stack, decl, ev)
@@ -696,12 +766,16 @@ class Automaton:
         kw, attach, bits, tail = s[PAY]
         if _IDCHAR[b]:
             nkw = _KW_NEXT.get((kw, b), -1) if kw >= 0 else -1
+            if bits & I_AFTER_STRING and nkw not in _KW_AFTER_EXPR_NODES and not how & LENIENT:
+                return None  # not a keyword that may follow the string
             if self.ids is not None:
                 tail = 1 if b == 0x49 else (2 if (b == 0x64 and tail == 1) else 0)
             return (M_IDENT, (nkw, ATTACH_MAYBE, bits, tail)) + s[2:]
         # the identifier ends
         stack, decl, ifx, ev = s[STACK], s[DECL], s[IFX], s[EV]
         word = _KW_AT.get(kw)
+        if bits & I_AFTER_STRING and word not in _KW_AFTER_EXPR and not how & LENIENT:
+            return None
         num = N_NONE
         val = NOVAL
         gen = 1 if how & GEN else 0
@@ -913,7 +987,7 @@ class Automaton:
     def _dot2(self, s, b, how):
         prev, flags = s[PREV], s[FLAGS]
         if b == 0x2E:  # ... : a vararg only where the linter's placeholder rule accepts it
-            ok = (prev == P_PRE and not flags & F_NL) or (prev == P_NAME and not flags & F_WS)
+            ok = (prev == P_PRE and not flags & F_NL) or (prev == P_NAME and not flags & F_WS and s[VAL] < 0)
             if not ok and not how & LENIENT:
                 return None
             stack, decl, ev = s[STACK], s[DECL], s[EV]
@@ -930,6 +1004,8 @@ class Automaton:
         stack, decl, ev = s[STACK], s[DECL], s[EV]
         lenient = how & LENIENT
         if b == 0x3A:  # ::
+            if not _after(prev) and not lenient:
+                return None  # a type assertion needs the expression it asserts (`f(a, :: T)`)
             stack, decl, ev = self._chain_end(prev, val, stack, decl, ev, True)
             return (M_CODE, 0, P_OTHER, 0, NOVAL, stack, decl, N_NONE, s[IFX], ev)
         if (prev == P_STRING or prev == P_VAL) and not lenient:

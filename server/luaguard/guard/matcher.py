@@ -290,9 +290,13 @@ def _feed(guard: Guard, cur: Cursor, data: bytes, how: int) -> Cursor | None:
     names = cur.names
     bindings = cur.bindings
     idchar = AU._IDCHAR
+    lenient = how & LENIENT
     for b in data:
         was_ident = st[0] == AU.M_IDENT
-        if was_ident and not idchar[b]:
+        if was_ident and lenient and not idchar[b]:
+            # reading a prompt: an identifier that ends inside the text gets its value (a
+            # generated token leaves it unknown, as the mask walk does: the value of an
+            # identifier is attached only at token boundaries)
             st = _attach(st, ident, bindings)
         ns = step(st, b, how)
         if ns is None:

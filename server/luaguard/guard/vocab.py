@@ -39,6 +39,8 @@ from typing import Any
 import numpy as np
 
 from .automaton import (
+    _CLASS,
+    C_BAD,
     END_BT,
     END_DQ,
     END_NL,
@@ -53,6 +55,7 @@ from .automaton import (
     F_LSTR,
     F_NSTR,
     F_SQ,
+    F_BLANK,
     Automaton,
 )
 from .placeholders import BANNED, PhraseMatcher, comment_matcher, string_matcher
@@ -73,6 +76,8 @@ _NSTR_STOP = frozenset(b"\"'\\\x7f" + bytes(range(32)))  # bytes a free name str
 def _byte_kind(b: int) -> int:
     """The F_* runs byte ``b`` may belong to (see Automaton.free_kind)."""
     k = F_ALL
+    if b not in _WS:
+        k &= ~F_BLANK
     if not _IDENT[b]:
         k &= ~F_IDENT
     if b in _NSTR_STOP:
@@ -92,6 +97,47 @@ def _byte_kind(b: int) -> int:
 
 _BYTE_KIND = [_byte_kind(b) for b in range(256)]
 _WORD = [(48 <= b <= 57) or (65 <= b <= 90) or (97 <= b <= 122) or b == 95 for b in range(256)]
+#: bytes whose acceptance (or that of the bytes after them) can depend on the value of the
+#: expression read so far, or on the white-space flags: ``.``/``:``/``[``/``(``/quotes index
+#: or call the value, ``{``/``}`` right after an interpolation's ``{``.  Other bytes only
+#: carry values along (``)`` makes the value of a parenthesised chain the current one).
+_OBS = frozenset(b".:[(\"'{}")
+#: bytes that are never code (non-ASCII, control characters other than white space): one
+#: byte class wherever the automaton has byte classes
+_BAD = frozenset(b for b in range(256) if _CLASS[b] == C_BAD)
+_G_BAD = 1 << 13  # group key bit: the group's bytes are all in _BAD
+#: token layers, by whether the first byte is an identifier byte (layers 0-5) or not (6-11:
+#: such a token ends an identifier or name being read, see MaskEngine._layer_sids), how many
+#: frames a token can close by itself (0, 1, 2 or more: one per closer and per
+#: non-identifier byte after ``d``/``l`` that may complete ``end``/``until``) and whether it
+#: holds an ``_OBS`` byte (odd layers)
+LAYERS = tuple(f"{first}, closes {pops}{', observing' if obs else ''}"
+               for first in ("identifier first", "other first") for pops in ("0", "1", "2+") for obs in (0, 1))
+_L_OBS, _L_OTHER_FIRST = 1, 6
+
+
+def _layer(data: bytes) -> int:
+    """The layer (index into :data:`LAYERS`) of a token's bytes."""
+    pops = 0
+    obs = 0
+    prev = -1
+    for byte in data:
+        if byte in _OBS:
+            obs = 1
+        if byte in _CLOSE or (prev >= 0 and not _IDENT[byte] and prev in _KW_LAST):
+            pops += 1
+        prev = byte
+    return min(pops, 2) * 2 + obs + (0 if _IDENT[data[0]] else _L_OTHER_FIRST)
+
+
+def _expand(a: np.ndarray, z: np.ndarray) -> np.ndarray:
+    """The ranks of the half-open intervals ``[a[i], z[i])``, concatenated (vectorised)."""
+    lengths = z - a
+    total = int(lengths.sum())
+    if total <= 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.repeat(a - (np.cumsum(lengths) - lengths), lengths) + np.arange(total, dtype=np.int64)
+
 
 
 def _dangers(m: PhraseMatcher, data: bytes) -> list[bool]:
@@ -133,26 +179,34 @@ class VocabTrie:
     """
 
     def __init__(self, table: TokenTable) -> None:
-        real = [(b, i) for i, b in enumerate(table.token_bytes) if b]
-        real.sort()
+        real = sorted((_layer(b), b, i) for i, b in enumerate(table.token_bytes) if b)
         nobyte = [i for i, b in enumerate(table.token_bytes) if not b]
         self.size = table.size
         self.n_real = len(real)
-        self.perm = np.array([i for _b, i in real] + nobyte, dtype=np.int64)
-        kids: list[dict[int, int]] = [{}]
-        lo = [0]
-        own = [0]
-        mp = [0]
-        ends = [0]
-        need = [0]  # like maxpops/ends, but counting the node's own (last) byte too
-        gends = [0]
-        hi = [0]
+        self.perm = np.array([i for _l, _b, i in real] + nobyte, dtype=np.int64)
+        n_roots = len(LAYERS)
+        self.roots = tuple(range(n_roots))
+        starts = [0] * (n_roots + 1)
+        for lay, _b, _i in real:
+            starts[lay + 1] += 1
+        for r in range(n_roots):
+            starts[r + 1] += starts[r]
+        kids: list[dict[int, int]] = [{} for _r in self.roots]
+        lo = starts[:n_roots]
+        hi = starts[1:]
+        own = [0] * n_roots
+        mp = [0] * n_roots
+        ends = [0] * n_roots
+        need = [0] * n_roots  # like maxpops/ends, but counting the node's own (last) byte too
+        gends = [0] * n_roots
+        inner = [0] * n_roots  # per root: maxpops without the first byte's keyword completion
+        first = [False] * n_roots  # per root: some token starts with a non-identifier byte
         # per node, the runs of bytes every token below continues without a check (see
         # Automaton.free_kind): F_IDENT identifier bytes only, F_NSTR no byte that ends a
         # free name string, and per kind of text no byte that ends it and no placeholder
-        plain = [F_ALL]
+        plain = [F_ALL] * n_roots
         cm, sm = comment_matcher(), string_matcher()
-        for rank, (data, _i) in enumerate(real):
+        for rank, (lay, data, _i) in enumerate(real):
             n = len(data)
             kind = [F_ALL] * (n + 1)
             danger_c = _dangers(cm, data)
@@ -174,9 +228,12 @@ class VocabTrie:
                     pot += 1
                 suffix[j] = suffix[j + 1] + pot
                 endbits[j] = endbits[j + 1] | _END_BIT.get(byte, 0)
-            node = 0
-            mp[0] = max(mp[0], suffix[0])
-            ends[0] |= endbits[0]
+            node = lay
+            mp[lay] = max(mp[lay], suffix[0])
+            ends[lay] |= endbits[0]
+            starts_free = _IDENT[data[0]]
+            inner[lay] = max(inner[lay], suffix[0] - (0 if starts_free else 1))
+            first[lay] = first[lay] or not starts_free
             for depth, byte in enumerate(data, 1):
                 nxt = kids[node].get(byte)
                 if nxt is None:
@@ -199,7 +256,14 @@ class VocabTrie:
                 ends[node] |= endbits[depth]
                 gends[node] |= endbits[depth - 1]
             own[node] += 1
-        hi[0] = len(real)
+        self.inner = inner
+        self.first = first
+        self.layer_sizes = tuple(hi[r] - lo[r] for r in self.roots)
+        #: over all layers: the frames any token can close / the text-ending bytes it holds
+        self.maxpops_all = max(mp[r] for r in self.roots)
+        self.ends_all = 0
+        for r in self.roots:
+            self.ends_all |= ends[r]
         self.hi = hi
         self.plain = plain
         self.ends = ends
@@ -212,7 +276,7 @@ class VocabTrie:
             by: dict[int, list[tuple[int, int]]] = {}
             for byte, child in k:
                 drop = (0 if byte in _VAL_BYTES else 1) | (0 if byte in _FLAG_BYTES else 2)
-                key = (min(need[child], 62) << 7) | (drop << 5) | gends[child]
+                key = (min(need[child], 62) << 7) | (drop << 5) | gends[child] | (_G_BAD if byte in _BAD else 0)
                 by.setdefault(key, []).append((byte, child))
             groups.append(tuple((key, tuple(v)) for key, v in by.items()))
         self.groups = groups
@@ -222,7 +286,8 @@ class VocabTrie:
         self.nodes = len(kids)
 
     def __repr__(self) -> str:
-        return f"VocabTrie({self.n_real} tokens, {self.nodes} nodes, maxpops {self.maxpops[0]})"
+        return (f"VocabTrie({self.n_real} tokens, {self.nodes} nodes, maxpops {self.maxpops_all}, "
+                f"layers {'/'.join(map(str, self.layer_sizes))})")
 
 
 def vocab_trie(table: TokenTable) -> VocabTrie:
@@ -303,7 +368,7 @@ class MaskEngine:
         tail = self.trie.perm[self.trie.n_real:]
         self._nobyte_all = tail
         self._nobyte_no_eos = tail[~np.isin(tail, self._eos)] if len(eos) else tail
-        self.stats = {"walks": 0, "memo_hits": 0, "steps": 0, "masks": 0, "mask_hits": 0}
+        self.stats = {"walks": 0, "memo_hits": 0, "steps": 0, "masks": 0, "mask_hits": 0, "layer_hits": 0}
         self._gspan = max((len(g) for g in self.trie.groups), default=0) + 1
         self._reset()
 
@@ -318,13 +383,17 @@ class MaskEngine:
         self._memo: dict[int, tuple] = {}
         self._gmemo: dict[int, tuple] = {}
         self._masks: dict[tuple[int, bool], TokenMask] = {}
+        self._lsids: dict[int, tuple[int, ...]] = {}
+        self._bad: dict[int, int] = {}
+        self._combos: dict[tuple[tuple[int, ...], bool], TokenMask] = {}
         self._mask_ids = 0
 
     # -- public ----------------------------------------------------------------------------
     def mask(self, state: tuple, eos: bool) -> TokenMask:
         """The mask for the next token after boundary state ``state`` (``eos``: may the text
         stop here, from :meth:`~.automaton.Automaton.eos_ok` of the full state)."""
-        key_state = self.automaton.project(state, self.trie.maxpops[0], self.trie.ends[0])
+        trie = self.trie
+        key_state = self.automaton.project(state, trie.maxpops_all, trie.ends_all)
         with self._lock:
             sid = self._intern(key_state)
             key = (sid, eos)
@@ -332,25 +401,41 @@ class MaskEngine:
             if m is not None:
                 self.stats["mask_hits"] += 1
                 return m
-            if len(self._memo) + len(self._gmemo) > self.max_memo or self._mask_ids > self.max_mask_ids:
+            if (len(self._memo) + len(self._gmemo) + len(self._masks) > self.max_memo
+                    or self._mask_ids > self.max_mask_ids):
                 self._reset()
                 sid = self._intern(key_state)
                 key = (sid, eos)
-            self.stats["masks"] += 1
-            limit = sys.getrecursionlimit()
-            if limit < 4000:
-                sys.setrecursionlimit(4000)
-            intervals = self._walk(0, sid)
-            m = self._build(intervals, eos)
+            layers = self._layer_sids(sid)
+            ck = (layers, eos)
+            m = self._combos.get(ck)
+            if m is None:
+                self.stats["masks"] += 1
+                limit = sys.getrecursionlimit()
+                if limit < 4000:
+                    sys.setrecursionlimit(4000)
+                intervals: list[tuple[int, int]] = []
+                for root, lsid in zip(trie.roots, layers):
+                    if lsid >= 0:
+                        intervals.extend(self._walk(root, lsid))
+                m = self._build(intervals, eos)
+                self._combos[ck] = m
+                self._mask_ids += len(m.ids)
+            else:
+                self.stats["layer_hits"] += 1
             self._masks[key] = m
-            self._mask_ids += len(m.ids)
             return m
 
     def accepted_ranks(self, state: tuple) -> tuple[tuple[int, int], ...]:
         """Rank intervals of the tokens accepted after ``state`` (for tests)."""
-        key_state = self.automaton.project(state, self.trie.maxpops[0], self.trie.ends[0])
+        trie = self.trie
+        key_state = self.automaton.project(state, trie.maxpops_all, trie.ends_all)
         with self._lock:
-            return self._walk(0, self._intern(key_state))
+            out: list[tuple[int, int]] = []
+            for root, lsid in zip(trie.roots, self._layer_sids(self._intern(key_state))):
+                if lsid >= 0:
+                    out.extend(self._walk(root, lsid))
+            return tuple(out)
 
     # -- internals ---------------------------------------------------------------------------
     def _intern(self, state: tuple) -> int:
@@ -362,6 +447,37 @@ class MaskEngine:
             self._free.append(self.automaton.free_kind(state))
         return sid
 
+
+    def _layer_sids(self, sid: int) -> tuple[int, ...]:
+        """Per token layer, the state ``sid`` projected to what that layer's tokens can see
+        (``-1`` for an empty layer): a layer whose tokens close no frame by themselves keeps
+        no frame (one when the state is a complete ``end``/``until`` that the token's first
+        byte may finish), a layer without :data:`_OBS` bytes drops the values and flags."""
+        got = self._lsids.get(sid)
+        if got is None:
+            trie = self.trie
+            au = self.automaton
+            state = self._states[sid]
+            pend = au.pending_pops(state)
+            ended: tuple | None = state
+            if au.in_word(state):
+                ended = au.word_end(state)
+            out = []
+            for root in trie.roots:
+                if not trie.layer_sizes[root]:
+                    out.append(-1)
+                    continue
+                st, keep = state, trie.inner[root]
+                if root >= _L_OTHER_FIRST and ended is not state:
+                    if ended is None:  # the word cannot end here: no token of the layer fits
+                        out.append(-1)
+                        continue
+                    st = ended
+                elif trie.first[root]:
+                    keep += pend
+                out.append(self._intern(au.project(st, keep, trie.ends[root], 0 if root & _L_OBS else 15)))
+            got = self._lsids[sid] = tuple(out)
+        return got
 
     def _walk(self, node: int, sid: int) -> tuple[tuple[int, int], ...]:
         """Accepted rank intervals below ``node`` from (projected) state ``sid``.
@@ -388,13 +504,19 @@ class MaskEngine:
         state = None
         gproj = self._gproj
         span = self._gspan
+        bad = -1
         for gi, (gk, kids) in enumerate(trie.groups[node]):
+            if gk & _G_BAD:
+                if bad < 0:
+                    bad = self._bad_rejected(sid)
+                if bad:
+                    continue
             tk = (sid << 14) | gk
             gsid = gproj.get(tk)
             if gsid is None:
                 if state is None:
                     state = self._states[sid]
-                gsid = self._intern(self.automaton.project(state, gk >> 7, gk & 31, (gk >> 5) & 3))
+                gsid = self._intern(self.automaton.project(state, (gk >> 7) & 63, gk & 31, (gk >> 5) & 3))
                 gproj[tk] = gsid
             mk = (gsid * trie.nodes + node) * span + gi
             r = gmemo.get(mk)
@@ -417,6 +539,22 @@ class MaskEngine:
             res = tuple(out)
         memo[key] = res
         return res
+
+    def _bad_rejected(self, sid: int) -> int:
+        """1 when state ``sid`` rejects every byte of :data:`_BAD` (they are one class of its
+        byte classes and that class is rejected), else 0; cached."""
+        got = self._bad.get(sid)
+        if got is None:
+            cmap = self._cmaps.get(sid, 0)
+            if cmap == 0:
+                cmap = self._cmaps[sid] = self.automaton.classes(self._states[sid])
+            got = 0
+            if cmap is not None:
+                rep = cmap[0x80]
+                if all(cmap[b] == rep for b in _BAD) and self.automaton.step(self._states[sid], rep) is None:
+                    got = 1
+            self._bad[sid] = got
+        return got
 
     def _group(self, kids: tuple[tuple[int, int], ...], sid: int) -> tuple[tuple[int, int], ...]:
         trie = self.trie
@@ -469,29 +607,29 @@ class MaskEngine:
                     out.append((a, z))
         return tuple(out)
 
-    def _build(self, intervals: tuple[tuple[int, int], ...], eos: bool) -> TokenMask:
+    def _build(self, intervals: list[tuple[int, int]] | tuple[tuple[int, int], ...], eos: bool) -> TokenMask:
+        """The :class:`TokenMask` of sorted, disjoint accepted rank intervals (vectorised)."""
         perm = self.trie.perm
         size = self.table.size
         n_real = self.trie.n_real
-        allowed = sum(z - a for a, z in intervals)
+        if intervals:
+            iv = np.array(intervals, dtype=np.int64)
+            a, z = iv[:, 0], iv[:, 1]
+            allowed = int((z - a).sum())
+        else:
+            a = z = np.zeros(0, dtype=np.int64)
+            allowed = 0
         dead = False
         if allowed == 0 and not eos:
             eos, dead = True, True
         n_eos = len(self._eos) if eos else 0
         if allowed + n_eos <= size // 2:
-            parts = [perm[a:z] for a, z in intervals]
+            ids = perm[_expand(a, z)]
             if eos:
-                parts.append(self._eos)
-            ids = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+                ids = np.concatenate((ids, self._eos))
             return TokenMask(True, ids, size, allowed + n_eos, eos, dead)
-        parts = []
-        prev = 0
-        for a, z in intervals:
-            if a > prev:
-                parts.append(perm[prev:a])
-            prev = z
-        if prev < n_real:
-            parts.append(perm[prev:n_real])
-        parts.append(self._nobyte_no_eos if eos else self._nobyte_all)
-        ids = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+        ca = np.concatenate((np.zeros(1, dtype=np.int64), z))
+        cz = np.concatenate((a, np.full(1, n_real, dtype=np.int64)))
+        gaps = cz > ca
+        ids = np.concatenate((perm[_expand(ca[gaps], cz[gaps])], self._nobyte_no_eos if eos else self._nobyte_all))
         return TokenMask(False, ids, size, size - len(ids), eos, dead)

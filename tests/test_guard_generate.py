@@ -270,3 +270,44 @@ def test_cli_complete_errors(model_dir, tmp_path, capsys) -> None:
     assert main(["complete", "nofile.luau:1:1", "--model", str(model_dir)]) == 2
     assert main(["complete", f"{path}:1:1", "--model", str(tmp_path / "missing")]) == 2
     assert "cannot load the completion model" in capsys.readouterr().err
+
+
+class _DeadEndMatcher:
+    """A matcher stuck after one token: its mask then allows only EOS (a dead end), and it
+    refuses EOS there as a real guard does where the text may not stop."""
+
+    def __init__(self, size: int, eos: int) -> None:
+        self.size, self.eos, self.consumed = size, eos, []
+
+    def mask(self):
+        import numpy as np
+        from luaguard.guard.vocab import TokenMask
+
+        if not self.consumed:
+            return TokenMask(False, np.array([self.eos], dtype=np.int64), self.size, self.size - 1, False)
+        return TokenMask(True, np.array([self.eos], dtype=np.int64), self.size, 1, True, dead_end=True)
+
+    def consume(self, tok: int) -> bool:
+        if tok == self.eos:
+            return False
+        self.consumed.append(tok)
+        return True
+
+    def complete_ok(self) -> bool:
+        return not self.consumed
+
+    def rollback(self, n: int = 1) -> None:
+        del self.consumed[len(self.consumed) - n:]
+
+
+def test_dead_end_stops_and_trims_instead_of_raising(model_dir) -> None:
+    """Where only EOS is left but the text may not stop, generation stops (`dead_end`) and
+    drops the unfinished tail; it never raises 'the guard rejected token'."""
+    from luaguard.guard.generate import generate_ids
+
+    lm = load_model(str(model_dir), device="cpu")
+    eos = lm.tokenizer.eos_token_id
+    m = _DeadEndMatcher(lm.model.config.vocab_size, eos)
+    res = generate_ids(lm.model, lm.tokenizer("local x = ").input_ids, max_new_tokens=5, eos_ids=[eos], matcher=m)
+    assert res.stop_reason == "dead_end"
+    assert res.ids == [] and res.probs == [] and m.consumed == []

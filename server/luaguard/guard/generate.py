@@ -190,14 +190,20 @@ def generate_ids(
                     p = torch.zeros_like(p).scatter_(0, si, sp)
                 tok = int(torch.multinomial(p, 1, generator=gen))
             probs.append(float(math.exp(float(logp[tok]))))
+            if dead and tok in eos:
+                # nothing but EOS was possible although the text may not stop here: stop
+                # without consuming it, and trim back below like any cut-short run
+                probs.pop()
+                reason = "dead_end"
+                break
             if matcher is not None and not matcher.consume(tok):
                 raise RuntimeError(f"the guard rejected token {tok} that its own mask allowed")  # pragma: no cover
             if tok in eos:
-                reason = "dead_end" if dead else "eos"
+                reason = "eos"
                 break
             ids.append(tok)
             nxt = torch.tensor([[tok]], dtype=torch.long, device=device)
-    if matcher is not None and reason not in ("eos", "dead_end"):
+    if matcher is not None and reason != "eos":
         # cut short: drop the unfinished tail (a half-written name or keyword is unchecked)
         back = 0
         while back < len(ids) and not matcher.complete_ok():

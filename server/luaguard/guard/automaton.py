@@ -144,6 +144,7 @@ _BRACKET_KINDS = frozenset({K_CALL, K_GROUP, K_INDEX, K_TABLE})
 #: keywords that may follow an expression inside brackets
 _KW_AFTER_EXPR = frozenset({"and", "or", "then", "else", "elseif"})
 _IN_BRACKETS = ((K_CALL, 0, 0, 0),)
+_ID_REJECT = -2  # see Automaton._id_byte
 #: punctuation that starts an operand (quotes, `(`, `{`, backtick)
 _OPERAND_PUNCT = frozenset(b"\"'({`")
 #: keyword-trie nodes on the way to one of :data:`_KW_AFTER_EXPR`
@@ -544,18 +545,7 @@ class Automaton:
         if mode == M_AFTER:
             return self._after_arg(s, b, how)
         if mode == M_IARG:
-            if b in _WSB:
-                return s
-            if b == 0x22 or b == 0x27:
-                table = self.space.table(s[PAY], KIND_BRACKET)
-                if self.space.get_table(table).empty:
-                    if not how & LENIENT:
-                        return None
-                    table = -1
-                return (M_NSTR, (table, 0, b, A_INDEX), P_NONE, 0, NOVAL, s[STACK], s[DECL], N_NONE, s[IFX], s[EV])
-            if (b == 0x5B or b == 0x60) and not how & LENIENT:
-                return None
-            return self._code(P_PRE, 0, NOVAL, s[STACK], s[DECL], N_NONE, s[IFX], s[EV], b, how)
+            return self._name_arg(s, b, how, s[PAY], KIND_BRACKET, A_INDEX)
         if mode == M_DIGITS:
             return self._digits(s, b, how)
         if mode == M_TILDE:
@@ -591,9 +581,12 @@ class Automaton:
         after = _after(prev)
         callable_ = prev == P_NAME or prev == P_CALLABLE
         gen = 1 if how & GEN else 0
-        if ((prev == P_STRING or prev == P_VAL) and (cls == C_DIGIT or b in _OPERAND_PUNCT) and stack
-                and stack[-1][0] in _BRACKET_KINDS and not how & LENIENT):
-            return None  # `f("a" 1)`, `f(1 (x))`: a literal is never called, indexed or juxtaposed
+        # inside brackets, after a literal only an operator may follow (Luau never calls,
+        # indexes or juxtaposes one: `f("a" 1)`, `f(1 (x))`, `f("a" b)`), or a keyword operator
+        # (`and`, `or`, `then`, `else`, `elseif`: checked as the name is read)
+        literal_in_brackets = (prev == P_STRING or prev == P_VAL) and bool(stack) and stack[-1][0] in _BRACKET_KINDS
+        if literal_in_brackets and (cls == C_DIGIT or b in _OPERAND_PUNCT) and not how & LENIENT:
+            return None
         if cls == C_IDSTART:
             if after:
                 stack, decl, ev = self._chain_end(prev, val, stack, decl, ev, False)
@@ -601,8 +594,7 @@ class Automaton:
                 stack, decl, ev = self._chain_start(stack, decl, ev)
             bits = (I_JUXT if after else 0) | (I_EXPRPOS if prev == P_PRE or prev == P_THEN_EXPR else 0)
             kw = _KW_NEXT.get((0, b), -1)
-            if prev == P_STRING and stack and stack[-1][0] in _BRACKET_KINDS:
-                # `f("a" b)` is broken: only `and`/`or`/`then`/`else`/`elseif` may follow
+            if literal_in_brackets and prev == P_STRING:
                 if kw not in _KW_AFTER_EXPR_NODES and not how & LENIENT:
                     return None
                 bits |= I_AFTER_STRING
@@ -896,6 +888,13 @@ class Automaton:
 
     def _lookup_arg(self, s, b, how):
         kind, base = s[PAY]
+        return self._name_arg(s, b, how, base, kind, A_CALL)
+
+    def _name_arg(self, s, b, how, base, kind, after):
+        """The first byte of a lookup's argument (``:WaitForChild(``, ``after`` = ``A_CALL``)
+        or of an index (``x[``, ``A_INDEX``) on value ``base``: a quote starts a name string
+        matched against the ``kind`` name table; a long string or an interpolated string is
+        rejected (the name could not be checked); anything else is an expression."""
         if b in _WSB:
             return s
         if b == 0x22 or b == 0x27:
@@ -904,7 +903,7 @@ class Automaton:
                 if not how & LENIENT:
                     return None
                 table = -1
-            return (M_NSTR, (table, 0, b, A_CALL), P_NONE, 0, NOVAL, s[STACK], s[DECL], N_NONE, s[IFX], s[EV])
+            return (M_NSTR, (table, 0, b, after), P_NONE, 0, NOVAL, s[STACK], s[DECL], N_NONE, s[IFX], s[EV])
         if (b == 0x5B or b == 0x60) and not how & LENIENT:
             return None
         return self._code(P_PRE, 0, NOVAL, s[STACK], s[DECL], N_NONE, s[IFX], s[EV], b, how)
@@ -1130,6 +1129,36 @@ class Automaton:
             return self._number((M_NUM, (PH1, S_D)) + s[2:], b, how)
         return self._code(P_VAL, 0, NOVAL, s[STACK], s[DECL], N_NONE, s[IFX], s[EV], b, how)
 
+    def _id_byte(self, idn: int, b: int, lenient: int) -> int:
+        """Byte ``b`` while the digits of an asset id are read in a string (node ``idn`` of
+        the grounded-id trie): the next node when ``b`` extends a grounded id, ``-1`` when the
+        id is over (or, reading a prompt, abandoned) and ``b`` is plain text again, and
+        :data:`_ID_REJECT` when the id is not grounded."""
+        if 0x30 <= b <= 0x39:
+            nxt = self.ids.children[idn].get(b)
+            if nxt is not None:
+                return nxt
+            return -1 if lenient else _ID_REJECT
+        if idn > 0 and not self.ids.terminal[idn] and not lenient:
+            return _ID_REJECT
+        return -1
+
+    def _text_byte(self, ac: int, trig: int, idn: int, b: int, lenient: int) -> tuple[int, int, int] | None:
+        """Byte ``b`` of string text: the placeholder matcher's next state ``ac`` (``None``
+        when ``b`` completes a placeholder), the asset-id trigger's state ``trig`` (``-2``:
+        not tracked) and ``idn`` (``0`` when a trigger such as ``rbxassetid://`` was just
+        completed: the id's digits follow)."""
+        nac = self.sm.step(ac, b)
+        if nac == BANNED:
+            if not lenient:
+                return None
+            nac = self.sm.start
+        if trig != -2:
+            trig = self.tm.step(trig, b)
+            if trig == BANNED:
+                trig, idn = self.tm.start, 0
+        return nac, trig, idn
+
     def _string(self, s, b, how):
         quote, esc, ac, trig, idn, res = s[PAY]
         lenient = how & LENIENT
@@ -1143,18 +1172,11 @@ class Automaton:
                 return (M_STR, (quote, 0, ac, trig, idn, res)) + s[2:]
             esc = 0
         if idn >= 0:
-            if 0x30 <= b <= 0x39:
-                nxt = self.ids.children[idn].get(b)
-                if nxt is None:
-                    if not lenient:
-                        return None
-                    idn = -1
-                else:
-                    return (M_STR, (quote, 0, ac, trig, nxt, res)) + s[2:]
-            else:
-                if idn > 0 and not self.ids.terminal[idn] and not lenient:
-                    return None
-                idn = -1
+            idn = self._id_byte(idn, b, lenient)
+            if idn >= 0:
+                return (M_STR, (quote, 0, ac, trig, idn, res)) + s[2:]
+            if idn == _ID_REJECT:
+                return None
         if b == quote:
             if res == LITERAL:
                 return (M_CODE, 0, P_STRING, 0, NOVAL, s[STACK], s[DECL], N_NONE, s[IFX], s[EV])
@@ -1165,15 +1187,10 @@ class Automaton:
             if not lenient:
                 return None
             return self._code(P_STRING, 0, NOVAL, s[STACK], s[DECL], N_NONE, s[IFX], s[EV], b, how)
-        nac = self.sm.step(ac, b)
-        if nac == BANNED:
-            if not lenient:
-                return None
-            nac = self.sm.start
-        if trig != -2:
-            trig = self.tm.step(trig, b)
-            if trig == BANNED:
-                trig, idn = self.tm.start, 0
+        text = self._text_byte(ac, trig, idn, b, lenient)
+        if text is None:
+            return None
+        nac, trig, idn = text
         return (M_STR, (quote, 0, nac, trig, idn, res)) + s[2:]
 
     def _interp(self, s, b, how):
@@ -1189,18 +1206,11 @@ class Automaton:
                 return (M_INTERP, (0, ac, trig, idn)) + s[2:]
             esc = 0
         if idn >= 0:
-            if 0x30 <= b <= 0x39:
-                nxt = self.ids.children[idn].get(b)
-                if nxt is None:
-                    if not lenient:
-                        return None
-                    idn = -1
-                else:
-                    return (M_INTERP, (0, ac, trig, nxt)) + s[2:]
-            else:
-                if idn > 0 and not self.ids.terminal[idn] and not lenient:
-                    return None
-                idn = -1
+            idn = self._id_byte(idn, b, lenient)
+            if idn >= 0:
+                return (M_INTERP, (0, ac, trig, idn)) + s[2:]
+            if idn == _ID_REJECT:
+                return None
         if b == 0x60:
             return (M_CODE, 0, P_STRING, 0, NOVAL, s[STACK], s[DECL], N_NONE, s[IFX], s[EV])
         if b == 0x7B:
@@ -1212,15 +1222,10 @@ class Automaton:
             if not lenient:
                 return None
             return self._code(P_STRING, 0, NOVAL, s[STACK], s[DECL], N_NONE, s[IFX], s[EV], b, how)
-        nac = self.sm.step(ac, b)
-        if nac == BANNED:
-            if not lenient:
-                return None
-            nac = self.sm.start
-        if trig != -2:
-            trig = self.tm.step(trig, b)
-            if trig == BANNED:
-                trig, idn = self.tm.start, 0
+        text = self._text_byte(ac, trig, idn, b, lenient)
+        if text is None:
+            return None
+        nac, trig, idn = text
         return (M_INTERP, (0, nac, trig, idn)) + s[2:]
 
     def _long(self, s, b, how):

@@ -24,7 +24,7 @@ frames the model opened, ``ifx`` the if-expression count of the level outside th
 from __future__ import annotations
 
 from ..luau import lexer as L
-from ..luau.structure import EXPRESSION_PRECEDERS
+from ..luau.structure import if_is_expression
 from .paths import NOVAL, POISON
 
 __all__ = [
@@ -91,13 +91,7 @@ def prompt_frames(tokens: list[L.Token], upto: int) -> tuple[tuple, int, bool]:
             break
         k = t.kind
         if k == "if":
-            if prev is None:
-                is_expr = False
-            elif prev.kind in ("then", "else"):
-                is_expr = expr_next
-            else:
-                is_expr = prev.kind in EXPRESSION_PRECEDERS
-            stack.append(_F("ifexpr" if is_expr else "if"))
+            stack.append(_F("ifexpr" if if_is_expression(prev, expr_next) else "if"))
         elif k == "then":
             expr_next = bool(stack) and stack[-1].kind == "ifexpr"
         elif k == "else":

@@ -24,6 +24,8 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from .trie import build_trie
+
 __all__ = ["ID_TRIGGERS", "IdSet", "collect_ids"]
 
 #: String prefixes after which the digits of an asset id follow (case-insensitive).
@@ -41,20 +43,9 @@ class IdSet:
     byte to a node; ``terminal[n]`` is True where an allowed id ends."""
 
     def __init__(self, ids: Iterable[str]) -> None:
-        self.children: list[dict[int, int]] = [{}]
-        self.terminal: list[bool] = [False]
         self.ids: frozenset[str] = frozenset(i for i in ids if i.isdigit() and i.isascii())
-        for ident in sorted(self.ids):
-            node = 0
-            for b in ident.encode():
-                nxt = self.children[node].get(b)
-                if nxt is None:
-                    nxt = len(self.children)
-                    self.children[node][b] = nxt
-                    self.children.append({})
-                    self.terminal.append(False)
-                node = nxt
-            self.terminal[node] = True
+        self.children, ends = build_trie((ident.encode(), True) for ident in sorted(self.ids))
+        self.terminal: list[bool] = [end is not None for end in ends]
 
     def __len__(self) -> int:
         return len(self.ids)

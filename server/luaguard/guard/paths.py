@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 from ..checks.resolve import Resolver, Value
 from ..project.tree import Instance, is_identifier
+from .trie import build_trie
 
 __all__ = [
     "KIND_ANCESTOR",
@@ -213,24 +214,8 @@ class PathSpace:
             if ok:
                 names[name] = res
         free = self.evaluate(value, kind, _SENTINEL)[0]
-        children: list[dict[int, int]] = [{}]
-        result: list[int | None] = [None]
-        for name, res in names.items():
-            if kind == KIND_DOT:
-                if not is_identifier(name):
-                    continue
-            elif not _string_safe(name):
-                continue
-            node = 0
-            for b in name.encode("utf-8"):
-                nxt = children[node].get(b)
-                if nxt is None:
-                    nxt = len(children)
-                    children[node][b] = nxt
-                    children.append({})
-                    result.append(None)
-                node = nxt
-            result[node] = res
+        ok = is_identifier if kind == KIND_DOT else _string_safe
+        children, result = build_trie((name.encode("utf-8"), res) for name, res in names.items() if ok(name))
         return NameTable(kind, children, result, free)
 
     def _candidates(self, nodes: tuple[Instance, ...], kind: int) -> list[str]:
@@ -360,19 +345,7 @@ class PathSpace:
 
 
 def _method_table() -> NameTable:
-    children: list[dict[int, int]] = [{}]
-    result: list[int | None] = [None]
-    for name, kind in LOOKUP_METHODS.items():
-        node = 0
-        for b in name.encode():
-            nxt = children[node].get(b)
-            if nxt is None:
-                nxt = len(children)
-                children[node][b] = nxt
-                children.append({})
-                result.append(None)
-            node = nxt
-        result[node] = kind
+    children, result = build_trie((name.encode(), kind) for name, kind in LOOKUP_METHODS.items())
     return NameTable(KIND_METHOD, children, result, True)
 
 

@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from itertools import product
 
+from .trie import build_trie
+
 __all__ = ["BANNED", "COMMENT_PHRASES", "STRING_PHRASES", "PhraseMatcher", "comment_matcher", "string_matcher"]
 
 BANNED = -1
@@ -113,20 +115,8 @@ class PhraseMatcher:
 
     def __init__(self, phrases: tuple[str, ...]) -> None:
         self.phrases = phrases
-        goto: list[dict[int, int]] = [{}]
-        out: list[bool] = [False]
-        for phrase in phrases:
-            for syms in _normalise(phrase):
-                node = 0
-                for s in syms:
-                    nxt = goto[node].get(s)
-                    if nxt is None:
-                        nxt = len(goto)
-                        goto[node][s] = nxt
-                        goto.append({})
-                        out.append(False)
-                    node = nxt
-                out[node] = True
+        goto, ends = build_trie((syms, True) for phrase in phrases for syms in _normalise(phrase))
+        out: list[bool] = [end is not None for end in ends]
         fail = [0] * len(goto)
         order: list[int] = []
         queue = list(goto[0].values())

@@ -41,6 +41,19 @@ EXPRESSION_PRECEDERS = frozenset(
 )
 
 
+def if_is_expression(prev: L.Token | None, expr_next: bool) -> bool:
+    """Does an ``if`` after token ``prev`` start an if-then-else *expression* (no ``end``)?
+
+    Luau's grammar: an expression, not a statement, follows the tokens of
+    :data:`EXPRESSION_PRECEDERS`; after ``then``/``else`` it depends on whether they belong to
+    an if-expression (``expr_next``, tracked by the caller)."""
+    if prev is None:
+        return False
+    if prev.kind in ("then", "else"):
+        return expr_next
+    return prev.kind in EXPRESSION_PRECEDERS
+
+
 @dataclass(frozen=True, slots=True)
 class StructureProblem:
     """One structural problem.
@@ -176,13 +189,7 @@ def analyze_structure(tokens: list[L.Token], lines: LineIndex) -> list[Structure
             prev = tok
             continue
         if kind == "if":
-            if prev is None:
-                is_expr = False
-            elif prev.kind in ("then", "else"):
-                is_expr = expr_next
-            else:
-                is_expr = prev.kind in EXPRESSION_PRECEDERS
-            stack.append(_Frame("ifexpr" if is_expr else "if", tok))
+            stack.append(_Frame("ifexpr" if if_is_expression(prev, expr_next) else "if", tok))
         elif kind == "then":
             expr_next = bool(stack) and stack[-1].kind == "ifexpr"
             if stack and stack[-1].kind == "if":

@@ -104,12 +104,7 @@ class IndexProblem:
     severity: str
 
     def __str__(self) -> str:
-        loc = self.file
-        if self.line is not None:
-            loc += f":{self.line}"
-            if self.column is not None:
-                loc += f":{self.column}"
-        return f"{loc}: {self.severity}: {self.message}"
+        return f"{_location(self.file, self.line, self.column)}: {self.severity}: {self.message}"
 
 
 class ProjectFileError(Exception):
@@ -127,12 +122,14 @@ class ProjectFileError(Exception):
         super().__init__(str(self))
 
     def __str__(self) -> str:
-        loc = self.file
-        if self.line is not None:
-            loc += f":{self.line}"
-            if self.column is not None:
-                loc += f":{self.column}"
-        return f"{loc}: {self.message}"
+        return f"{_location(self.file, self.line, self.column)}: {self.message}"
+
+
+def _location(file: str, line: int | None, column: int | None) -> str:
+    """``file``, ``file:line`` or ``file:line:column`` (1-based, as given)."""
+    if line is None:
+        return file
+    return f"{file}:{line}" if column is None else f"{file}:{line}:{column}"
 
 
 # --------------------------------------------------------------------------------------------

@@ -138,6 +138,10 @@ for _p, _i in _KW_INDEX.items():
         _q = _p + chr(_c)
         if _q in _KW_INDEX:
             _KW_NEXT[(_i, _c)] = _KW_INDEX[_q]
+#: per keyword-trie position, the bytes that continue some keyword from there
+_KW_FOLLOW: dict[int, frozenset[int]] = {}
+for (_k, _c) in _KW_NEXT:
+    _KW_FOLLOW[_k] = _KW_FOLLOW.get(_k, frozenset()) | {_c}
 _KW_AT: dict[int, str] = {_KW_INDEX[k]: k for k in KEYWORDS}
 #: frames of brackets, inside which no name may follow a string literal directly
 _BRACKET_KINDS = frozenset({K_CALL, K_GROUP, K_INDEX, K_TABLE})
@@ -166,6 +170,8 @@ for _b in b"\"'`()[]{}.:-~=+*/%^#<>,;&|?":
     _CLASS[_b] = C_OTHER
 _IDCHAR = [c in (C_IDSTART, C_DIGIT) for c in _CLASS]
 _WSB = frozenset(b" \t\x0b\x0c\r\n")
+_IDBYTES = tuple(b for b in range(256) if _IDCHAR[b])
+_NOT_NAME_START = tuple(b for b in range(256) if _CLASS[b] != C_IDSTART and b not in _WSB)
 _HEX = frozenset(b"0123456789abcdefABCDEF")
 _DIGITS = frozenset(b"0123456789")
 _PRE_OPS = frozenset(b"+*/%^#<>=,")
@@ -413,7 +419,7 @@ class Automaton:
             kw = key[1]
             special = set()
             if kw >= 0:
-                special = {c for (k, c) in _KW_NEXT if k == kw}
+                special = set(_KW_FOLLOW.get(kw, ()))
         else:
             _m, table, pos, started, kw = key
             special = set()
@@ -422,19 +428,18 @@ class Automaton:
                 special |= set(t.children[pos if started == 1 else 0]) if (pos >= 0 or started != 1) else set()
             probe = kw if started == 1 else 0
             if probe >= 0:
-                special |= {c for (k, c) in _KW_NEXT if k == probe}
+                special |= _KW_FOLLOW.get(probe, frozenset())
             if started != 1:
                 ws_rep = 0x20
                 for b in _WSB:
                     out[b] = ws_rep
                 if started == 0:  # after `.` only a name may follow
-                    for b in range(256):
-                        if _CLASS[b] != C_IDSTART and b not in _WSB:
-                            out[b] = 0x01
+                    for b in _NOT_NAME_START:
+                        out[b] = 0x01
         if ids_on:
             special |= {0x49, 0x64}
-        for b in range(256):
-            if _IDCHAR[b] and not (key[0] == M_NAME and key[3] != 1 and _CLASS[b] != C_IDSTART):
+        for b in _IDBYTES:
+            if not (key[0] == M_NAME and key[3] != 1 and _CLASS[b] != C_IDSTART):
                 if b in special:
                     out[b] = b
                 else:

@@ -29,12 +29,12 @@ proposes names the project tree shows.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..checks.resolve import Resolver, Value
 from ..project.tree import Instance, is_identifier
-from .trie import build_trie
+from .trie import LazyTrie, build_trie
 
 __all__ = [
     "KIND_ANCESTOR",
@@ -96,14 +96,15 @@ class PrefixAnalysis:
 
 @dataclass
 class NameTable:
-    """A byte trie of names.  Node 0 is the root; ``children[n]`` maps a byte to a node;
+    """A byte trie of names (a :class:`~.trie.LazyTrie`'s nodes, or a list built eagerly).
+    Node 0 is the root; ``children[n]`` maps a byte to a node;
     ``result[n]`` is the value (or, for the method table, the ``KIND_*`` code) of the name
     ending at ``n`` (``None`` when no name ends there).  ``free``: names outside the trie
     are accepted too (their value is :data:`NOVAL`).  ``empty``: no name is accepted."""
 
     kind: int
-    children: list[dict[int, int]]
-    result: list[int | None]
+    children: Sequence[dict[int, int]] | Mapping[int, dict[int, int]]
+    result: Sequence[int | None] | Mapping[int, int | None]
     free: bool
 
     @property
@@ -215,8 +216,8 @@ class PathSpace:
                 names[name] = res
         free = self.evaluate(value, kind, _SENTINEL)[0]
         ok = is_identifier if kind == KIND_DOT else _string_safe
-        children, result = build_trie((name.encode("utf-8"), res) for name, res in names.items() if ok(name))
-        return NameTable(kind, children, result, free)
+        trie = LazyTrie((name.encode("utf-8"), res) for name, res in names.items() if ok(name))
+        return NameTable(kind, trie.children, trie.values, free)
 
     def _candidates(self, nodes: tuple[Instance, ...], kind: int) -> list[str]:
         project = self.project

@@ -441,3 +441,80 @@ def test_build_engine_reports_an_indexer_crash(monkeypatch):
     result = build_engine(FIXTURES / "basic", Settings())
     assert result.crash and "ZeroDivisionError: indexer bug" in result.crash
     assert result.engine.lint_text("-- TODO\n", None)[0].rule == "placeholder"  # still usable
+
+
+# -- heap policy ---------------------------------------------------------------------------
+
+
+def test_collection_paused_nests_and_restores_the_collector():
+    import gc
+
+    from luaguard.lsp.heap import collection_paused
+
+    assert gc.isenabled()
+    with collection_paused():
+        assert not gc.isenabled()
+        with collection_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # the outer block still pauses
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with collection_paused():
+            pass
+        assert not gc.isenabled()  # disabled before: stays disabled
+    finally:
+        gc.enable()
+
+
+def test_index_built_paused_and_frozen_then_settle_frees_the_replaced_index(tmp_path):
+    import gc
+    import weakref
+
+    from luaguard.lsp.heap import build_long_lived, settle_heap
+
+    class Node:
+        pass
+
+    seen: list[bool] = []
+    real = Engine.reload_project
+
+    def spy(self):
+        seen.append(gc.isenabled())
+        return real(self)
+
+    (tmp_path / "default.project.json").write_text('{"name": "p", "tree": {"$className": "DataModel"}}')
+    # an old index: a cycle, dropped while the new one is built
+    a, b = Node(), Node()
+    a.other, b.other = b, a
+    gone = weakref.ref(a)
+    Engine.reload_project = spy
+    try:
+        result = build_long_lived(build_engine, tmp_path, Settings())
+        assert seen == [False] and gc.isenabled() and result.engine.project is not None
+        assert gc.get_freeze_count() > 0  # what the build (and everything before it) made
+        del a, b
+        gc.collect()
+        assert gone() is not None  # frozen: no collection reaches the dropped cycle
+        settle_heap()
+        assert gone() is None  # unfrozen, collected
+        assert gc.get_freeze_count() > 0  # what survives is frozen again
+    finally:
+        Engine.reload_project = real
+        gc.unfreeze()
+
+
+def test_build_long_lived_restores_the_collector_when_the_build_fails():
+    import gc
+
+    from luaguard.lsp.heap import build_long_lived
+
+    def boom():
+        raise ValueError("bad project")
+
+    try:
+        with pytest.raises(ValueError):
+            build_long_lived(boom)
+        assert gc.isenabled()
+    finally:
+        gc.unfreeze()

@@ -26,6 +26,7 @@ from lsprotocol import types
 
 from .convert import PositionEncoder
 from .feature import Feature
+from .heap import settle_heap
 from .worker import Worker
 
 _WORD_BEFORE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
@@ -89,6 +90,12 @@ class CompletionFeature(Feature):
 
         invalidate(self.server.host.engine.project)
 
+    def _settle_heap(self) -> None:
+        try:
+            self.worker.submit(settle_heap, priority=9)
+        except RuntimeError:  # the server shut down meanwhile
+            pass
+
     # -- requests ----------------------------------------------------------------------
     async def generate(self, uri: str, position: types.Position):
         """Run one guarded completion for ``uri`` at ``position``; returns
@@ -114,8 +121,14 @@ class CompletionFeature(Feature):
         project = host.engine.project
         cancel = threading.Event()
         request = CompletionRequest(text=text, offset=offset, path=str(path) if path is not None else None)
+        was_loaded = engine.is_loaded
         try:
             result = await self.worker.run(lambda: engine.complete(request, project=project, cancelled=cancel.is_set))
+            if not was_loaded and engine.is_loaded:
+                # the model and its libraries are long-lived too (350k objects: a full
+                # collection took 190 ms, 0 once frozen): freeze them out of later
+                # collections, a second after this answer has gone (see luaguard.lsp.heap)
+                asyncio.get_running_loop().call_later(1.0, self._settle_heap)
         except asyncio.CancelledError:
             cancel.set()  # the generation stops at its next step
             raise

@@ -23,6 +23,7 @@ from ..engine import INTERNAL_ERROR, LUAU_SUFFIXES, Engine
 from ..findings import Finding
 from ..workspace import has_project_file
 from .convert import PositionEncoder, findings_to_diagnostics, prepare_text
+from .heap import build_long_lived, settle_heap
 from .worker import Worker
 
 #: Buffers with more characters than this are linted after the others (priority 2).
@@ -228,8 +229,14 @@ class EngineHost:
         return await self.engine_worker.run(job)
 
     async def build(self, settings: Settings, report: Callable[[str, int], None] | None = None) -> IndexResult:
-        """Build a new engine for :attr:`root` on the indexer worker."""
-        return await self.index_worker.run(build_engine, self.root, settings, report)
+        """Build a new engine for :attr:`root` on the indexer worker (with the collector
+        paused, see :mod:`luaguard.lsp.heap`; :meth:`settle` follows the swap)."""
+        return await self.index_worker.run(build_long_lived, build_engine, self.root, settings, report)
+
+    async def settle(self) -> float:
+        """Collect what the replaced engine left and freeze the new index out of later
+        collections (:func:`~luaguard.lsp.heap.settle_heap`), on the indexer worker."""
+        return await self.index_worker.run(settle_heap)
 
     async def swap(self, engine: Engine) -> None:
         """Make ``engine`` current (keeping statistics and open-buffer texts)."""

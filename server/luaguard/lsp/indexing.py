@@ -106,6 +106,7 @@ class IndexingFeature(Feature):
                 progress.end("superseded by a newer index")
                 return
             await host.swap(result.engine)
+            await host.settle()
             host.ready_event().set()
             progress.end(self._summary(result))
             self._announce(result)

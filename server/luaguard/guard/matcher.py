@@ -103,6 +103,7 @@ class Guard:
         self.engine = MaskEngine(automaton, table)
         self._primed: OrderedDict = OrderedDict()
         self._masks: dict[tuple, TokenMask] = {}  # by full state: skips projecting on a hit
+        self._epoch = self.engine.mask_epoch
         self._lock = threading.Lock()
 
     @classmethod
@@ -206,6 +207,9 @@ class Guard:
     def mask(self, cur: Cursor) -> TokenMask:
         """The :class:`~.vocab.TokenMask` for the token after ``cur``."""
         st = cur.state
+        if self._epoch != self.engine.mask_epoch:  # the engine dropped masks: so do we
+            self._masks = {}
+            self._epoch = self.engine.mask_epoch
         got = self._masks.get(st)
         if got is not None:
             self.engine.stats["mask_hits"] += 1

@@ -371,9 +371,12 @@ class TokenMask:
 class MaskEngine:
     """Computes and caches :class:`TokenMask` objects for one automaton and token table.
 
-    Thread-safe (one lock around the walk and the caches).  Memory is bounded: the walk memo
-    and the mask cache are cleared when they exceed ``max_memo`` entries / ``max_mask_ids``
-    stored ids.
+    Thread-safe (one lock around the walk and the caches).  Memory is bounded twice over:
+    past ``max_memo`` walk-memo entries every cache is cleared; past ``max_mask_ids`` stored
+    ids the oldest masks are dropped (down to half the budget) and the walk's memo stays, so
+    a dropped mask is rebuilt from it cheaply.  ``mask_epoch`` grows whenever masks are
+    dropped: a caller that keeps masks of its own (:class:`~.matcher.Guard`) drops them then,
+    which keeps the bound true.
     """
 
     def __init__(self, automaton: Automaton, table: TokenTable, *, max_memo: int = 600_000,
@@ -408,6 +411,20 @@ class MaskEngine:
         self._bad: dict[int, int] = {}
         self._combos: dict[tuple[tuple[int, ...], bool], TokenMask] = {}
         self._mask_ids = 0
+        self.mask_epoch = getattr(self, "mask_epoch", -1) + 1
+
+    def _evict_masks(self) -> None:
+        """Drop the oldest masks until at most half of ``max_mask_ids`` ids are stored; the
+        walk's memo and transition tables stay.  Measured at a 152k vocabulary (guard_eval's
+        replay), clearing everything instead whenever the mask budget ran out happened twice
+        in 12,650 steps and put the p99 at 4.1 ms instead of 2.4 ms."""
+        combos = self._combos
+        for ck in list(combos):  # oldest first
+            if self._mask_ids <= self.max_mask_ids // 2:
+                break
+            self._mask_ids -= len(combos.pop(ck).ids)
+        self._masks.clear()
+        self.mask_epoch += 1
 
     # -- public ----------------------------------------------------------------------------
     def mask(self, state: tuple, eos: bool) -> TokenMask:
@@ -422,8 +439,7 @@ class MaskEngine:
             if m is not None:
                 self.stats["mask_hits"] += 1
                 return m
-            if (len(self._memo) + len(self._gmemo) + len(self._masks) > self.max_memo
-                    or self._mask_ids > self.max_mask_ids):
+            if len(self._memo) + len(self._gmemo) > self.max_memo:
                 self._reset()
                 sid = self._intern(key_state)
                 key = (sid, eos)
@@ -442,6 +458,8 @@ class MaskEngine:
                 m = self._build(intervals, eos)
                 self._combos[ck] = m
                 self._mask_ids += len(m.ids)
+                if self._mask_ids > self.max_mask_ids:
+                    self._evict_masks()
             else:
                 self.stats["layer_hits"] += 1
             self._masks[key] = m

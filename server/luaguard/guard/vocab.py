@@ -410,6 +410,7 @@ class MaskEngine:
         self._lsids: dict[int, tuple[int, ...]] = {}
         self._bad: dict[int, int] = {}
         self._combos: dict[tuple[tuple[int, ...], bool], TokenMask] = {}
+        self._larrays: dict[int, np.ndarray] = {}
         self._mask_ids = 0
         self.mask_epoch = getattr(self, "mask_epoch", -1) + 1
 
@@ -439,7 +440,7 @@ class MaskEngine:
             if m is not None:
                 self.stats["mask_hits"] += 1
                 return m
-            if len(self._memo) + len(self._gmemo) > self.max_memo:
+            if len(self._memo) + len(self._gmemo) + len(self._larrays) > self.max_memo:
                 self._reset()
                 sid = self._intern(key_state)
                 key = (sid, eos)
@@ -451,11 +452,8 @@ class MaskEngine:
                 limit = sys.getrecursionlimit()
                 if limit < 4000:
                     sys.setrecursionlimit(4000)
-                intervals: list[tuple[int, int]] = []
-                for root, lsid in zip(trie.roots, layers):
-                    if lsid >= 0:
-                        intervals.extend(self._walk(root, lsid))
-                m = self._build(intervals, eos)
+                m = self._build([self._layer_array(root, lsid) for root, lsid in zip(trie.roots, layers)
+                                 if lsid >= 0], eos)
                 self._combos[ck] = m
                 self._mask_ids += len(m.ids)
                 if self._mask_ids > self.max_mask_ids:
@@ -516,6 +514,19 @@ class MaskEngine:
                     keep += pend
                 out.append(self._intern(au.project(st, keep, trie.ends[root], 0 if root & _L_OBS else 15)))
             got = self._lsids[sid] = tuple(out)
+        return got
+
+    def _layer_array(self, root: int, sid: int) -> np.ndarray:
+        """The accepted rank intervals of layer ``root`` from (projected) state ``sid`` as an
+        ``(n, 2)`` int64 array, cached with the walk's memo (a layer's result recurs far
+        more often than a whole mask, and a mask dropped from the budget is rebuilt from
+        these)."""
+        key = (root << 32) | sid
+        got = self._larrays.get(key)
+        if got is None:
+            iv = self._walk(root, sid)
+            got = np.fromiter(chain.from_iterable(iv), dtype=np.int64, count=2 * len(iv)).reshape(-1, 2)
+            self._larrays[key] = got
         return got
 
     def _walk(self, node: int, sid: int) -> tuple[tuple[int, int], ...]:
@@ -649,14 +660,15 @@ class MaskEngine:
                 out.append((a, a + own[child]))
         return tuple(out)
 
-    def _build(self, intervals: list[tuple[int, int]] | tuple[tuple[int, int], ...], eos: bool) -> TokenMask:
-        """The :class:`TokenMask` of sorted, disjoint accepted rank intervals (vectorised)."""
+    def _build(self, layers: list[np.ndarray], eos: bool) -> TokenMask:
+        """The :class:`TokenMask` of accepted rank intervals, given per layer in layer order as
+        ``(n, 2)`` arrays of sorted, disjoint half-open intervals (vectorised)."""
         perm = self.trie.perm
         size = self.table.size
         n_real = self.trie.n_real
-        if intervals:
-            iv = np.fromiter(chain.from_iterable(intervals), dtype=np.int64, count=2 * len(intervals))
-            a, z = iv[0::2], iv[1::2]
+        iv = np.concatenate(layers) if len(layers) > 1 else (layers[0] if layers else None)
+        if iv is not None and len(iv):
+            a, z = iv[:, 0], iv[:, 1]
             allowed = int((z - a).sum())
         else:
             a = z = np.zeros(0, dtype=np.int64)

@@ -5,8 +5,8 @@ collection, and starts one whenever a quarter more objects than at the last one 
 survived.  A 50,000-file project's index, run-time-name tables and API data are a few
 million long-lived objects: logged in the server under ``bench/scale.py`` at 50k files,
 indexing ran six full collections of 28-180 ms (0.58 s in all), and one of 311-322 ms came
-after indexing, where it can land inside the lint of a keystroke.  None of those objects is garbage, so the
-server:
+after indexing, where it can land inside the lint of a keystroke.  None of those objects is
+garbage, so the server:
 
 * builds an index with automatic collections paused and freezes what the build made
   (:func:`build_long_lived`): the next young collection does not wade through it, and

@@ -417,8 +417,8 @@ class MaskEngine:
     def _evict_masks(self) -> None:
         """Drop the oldest masks until at most half of ``max_mask_ids`` ids are stored; the
         walk's memo and transition tables stay.  Measured at a 152k vocabulary (guard_eval's
-        replay), clearing everything instead whenever the mask budget ran out happened twice
-        in 12,650 steps and put the p99 at 4.1 ms instead of 2.4 ms."""
+        replay, 12,650 steps, the budget running out twice): clearing every cache instead
+        put the p99 at 4.1 ms; dropping masks only, 3.0 ms; with no budget at all, 2.4 ms."""
         combos = self._combos
         for ck in list(combos):  # oldest first
             if self._mask_ids <= self.max_mask_ids // 2:

@@ -551,7 +551,6 @@ class MaskEngine:
         if n_own and node:
             a = trie.lo[node]
             parts.append(((a, a + n_own),))
-        state = None
         gproj = self._gproj
         span = self._gspan
         bad = -1
@@ -561,13 +560,9 @@ class MaskEngine:
                     bad = self._bad_rejected(sid)
                 if bad:
                     continue
-            tk = (sid << 14) | gk
-            gsid = gproj.get(tk)
+            gsid = gproj.get((sid << 14) | gk)
             if gsid is None:
-                if state is None:
-                    state = self._states[sid]
-                gsid = self._intern(self.automaton.project(state, (gk >> 7) & 63, gk & 31, (gk >> 5) & 3))
-                gproj[tk] = gsid
+                gsid = self._gproj_miss(sid, gk)
             mk = (gsid * trie.nodes + node) * span + gi
             r = gmemo.get(mk)
             if r is None:
@@ -588,14 +583,41 @@ class MaskEngine:
         memo[key] = res
         return res
 
+    # -- table entries the walk computes on a miss ----------------------------------------
+    def _gproj_miss(self, sid: int, gk: int) -> int:
+        """State ``sid`` projected for the child group with key ``gk`` (stored)."""
+        gsid = self._intern(self.automaton.project(self._states[sid], (gk >> 7) & 63, gk & 31, (gk >> 5) & 3))
+        self._gproj[(sid << 14) | gk] = gsid
+        return gsid
+
+    def _trans_miss(self, sid: int, cls: int) -> int:
+        """The state after byte (class representative) ``cls`` from ``sid``, -1 when
+        rejected (stored)."""
+        self.stats["steps"] += 1
+        ns = self.automaton.step(self._states[sid], cls)
+        nsid = -1 if ns is None else self._intern(ns)
+        self._trans[(sid << 8) | cls] = nsid
+        return nsid
+
+    def _trunc_miss(self, nsid: int, pk: int) -> int:
+        """State ``nsid`` projected for a child with projection key ``pk`` (stored)."""
+        csid = self._intern(self.automaton.project(self._states[nsid], pk >> 5, pk & 31))
+        self._trunc[(nsid << 12) | pk] = csid
+        return csid
+
+    def _cmap(self, sid: int) -> tuple[int, ...] | None:
+        """The byte classes of state ``sid`` (stored)."""
+        cmap = self._cmaps.get(sid, 0)
+        if cmap == 0:
+            cmap = self._cmaps[sid] = self.automaton.classes(self._states[sid])
+        return cmap
+
     def _bad_rejected(self, sid: int) -> int:
         """1 when state ``sid`` rejects every byte of :data:`_BAD` (they are one class of its
         byte classes and that class is rejected), else 0; cached."""
         got = self._bad.get(sid)
         if got is None:
-            cmap = self._cmaps.get(sid, 0)
-            if cmap == 0:
-                cmap = self._cmaps[sid] = self.automaton.classes(self._states[sid])
+            cmap = self._cmap(sid)
             got = 0
             if cmap is not None:
                 rep = cmap[0x80]
@@ -609,22 +631,13 @@ class MaskEngine:
         children, lo, own, proj, hi, plain = trie.children, trie.lo, trie.own, trie.proj, trie.hi, trie.plain
         trans, trunc = self._trans, self._trunc
         free = self._free
-        step = self.automaton.step
-        cmap = self._cmaps.get(sid, 0)
-        if cmap == 0:
-            cmap = self._cmaps[sid] = self.automaton.classes(self._states[sid])
-        state = None
+        cmap = self._cmap(sid)
         out: list[tuple[int, int]] = []
         for byte, child in kids:
-            tk = (sid << 8) | (cmap[byte] if cmap is not None else byte)
-            nsid = trans.get(tk)
+            cls = cmap[byte] if cmap is not None else byte
+            nsid = trans.get((sid << 8) | cls)
             if nsid is None:
-                if state is None:
-                    state = self._states[sid]
-                self.stats["steps"] += 1
-                ns = step(state, tk & 255)
-                nsid = -1 if ns is None else self._intern(ns)
-                trans[tk] = nsid
+                nsid = self._trans_miss(sid, cls)
             if nsid < 0:
                 continue
             if children[child]:
@@ -638,11 +651,9 @@ class MaskEngine:
                         out.append((a, hi[child]))
                     continue
                 pk = proj[child]
-                ck = (nsid << 12) | pk
-                csid = trunc.get(ck)
+                csid = trunc.get((nsid << 12) | pk)
                 if csid is None:
-                    csid = self._intern(self.automaton.project(self._states[nsid], pk >> 5, pk & 31))
-                    trunc[ck] = csid
+                    csid = self._trunc_miss(nsid, pk)
                 sub = self._walk(child, csid)
                 if sub:
                     # sub is sorted and disjoint: join its first interval to ours where they touch

@@ -446,25 +446,21 @@ def test_build_engine_reports_an_indexer_crash(monkeypatch):
 # -- heap policy ---------------------------------------------------------------------------
 
 
-def test_collection_paused_nests_and_restores_the_collector():
+def test_build_long_lived_pauses_and_restores_the_collector():
     import gc
 
-    from luaguard.lsp.heap import collection_paused
+    from luaguard.lsp.heap import build_long_lived
 
-    assert gc.isenabled()
-    with collection_paused():
-        assert not gc.isenabled()
-        with collection_paused():
-            assert not gc.isenabled()
-        assert not gc.isenabled()  # the outer block still pauses
-    assert gc.isenabled()
-    gc.disable()
     try:
-        with collection_paused():
-            pass
+        assert gc.isenabled()
+        assert build_long_lived(gc.isenabled) is False  # paused during the build
+        assert gc.isenabled()
+        gc.disable()
+        build_long_lived(lambda: None)
         assert not gc.isenabled()  # disabled before: stays disabled
     finally:
         gc.enable()
+        gc.unfreeze()
 
 
 def test_index_built_paused_and_frozen_then_settle_frees_the_replaced_index(tmp_path):

@@ -414,7 +414,7 @@ class Resolver:
                 return UNKNOWN
             return Value((service,), service.class_name)
         if method == "FindFirstAncestor":
-            return self._ancestor(base, name, first)
+            return self._ancestor(base, name, first.start, first.end)
         return UNKNOWN
 
     def _function_call(self, call: A.ExprCall, literal: str | None) -> Value:
@@ -504,7 +504,7 @@ class Resolver:
         self.misses.append(Miss("child", base.nodes, name, arg.start, arg.end, "call", lookup="FindFirstChild", descendant=True))
         return UNKNOWN
 
-    def _ancestor(self, base: Value, name: str, arg: A.ExprString) -> Value:
+    def _ancestor(self, base: Value, name: str, start: int, end: int) -> Value:
         found = []
         for node in base.nodes:
             hit = node.find_first_ancestor(name)
@@ -520,7 +520,7 @@ class Resolver:
             return Value((found[0],), found[0].class_name)
         if name in self.runtime_names:
             return UNKNOWN
-        self.misses.append(Miss("child", base.nodes, name, arg.start, arg.end, "call", lookup="FindFirstAncestor", ancestor=True))
+        self.misses.append(Miss("child", base.nodes, name, start, end, "call", lookup="FindFirstAncestor", ancestor=True))
         return UNKNOWN
 
 

@@ -102,8 +102,6 @@ class Guard:
         self.table = table
         self.engine = MaskEngine(automaton, table)
         self._primed: OrderedDict = OrderedDict()
-        self._masks: dict[tuple, TokenMask] = {}  # by full state: skips projecting on a hit
-        self._epoch = self.engine.mask_epoch
         self._lock = threading.Lock()
 
     @classmethod
@@ -206,19 +204,7 @@ class Guard:
 
     def mask(self, cur: Cursor) -> TokenMask:
         """The :class:`~.vocab.TokenMask` for the token after ``cur``."""
-        st = cur.state
-        if self._epoch != self.engine.mask_epoch:  # the engine dropped masks: so do we
-            self._masks = {}
-            self._epoch = self.engine.mask_epoch
-        got = self._masks.get(st)
-        if got is not None:
-            self.engine.stats["mask_hits"] += 1
-        else:
-            got = self.engine.mask(st, self.automaton.eos_ok(st))
-            if len(self._masks) > 100_000:
-                self._masks.clear()
-            self._masks[st] = got
-        return got
+        return self.engine.mask_after(cur.state)
 
 
 class Matcher:

@@ -255,25 +255,15 @@ class PathSpace:
                 return True, NOVAL
             svc = project.service(name)
             return (svc is not None), (self.nodeset((svc,)) if svc is not None else NOVAL)
-        if kind == KIND_ANCESTOR:
-            found = []
-            for n in nodes:
-                hit = n.find_first_ancestor(name)
-                if hit is not None:
-                    found.append(hit)
-                    continue
-                top = n
-                while top.parent is not None:
-                    top = top.parent
-                if top is not project.datamodel:
-                    return True, NOVAL
-            return (bool(found)), (self.nodeset(found[:1]) if found else NOVAL)
         r = self._resolver
         with self._lock:
             before = len(r.misses)
             cls = nodes[0].class_name if all(n.class_name == nodes[0].class_name for n in nodes) else None
-            v = r._child(Value(nodes, cls), name, 0, 0, "dot" if kind == KIND_DOT else "bracket",
-                         via_lookup=(kind == KIND_LOOKUP))
+            if kind == KIND_ANCESTOR:
+                v = r._ancestor(Value(nodes, cls), name, 0, 0)
+            else:
+                v = r._child(Value(nodes, cls), name, 0, 0, "dot" if kind == KIND_DOT else "bracket",
+                             via_lookup=(kind == KIND_LOOKUP))
             new = r.misses[before:]
             del r.misses[before:]
         ok = not any(m.kind in ("child", "service") for m in new)

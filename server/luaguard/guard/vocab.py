@@ -373,10 +373,8 @@ class MaskEngine:
 
     Thread-safe (one lock around the walk and the caches).  Memory is bounded twice over:
     past ``max_memo`` walk-memo entries every cache is cleared; past ``max_mask_ids`` stored
-    ids the oldest masks are dropped (down to half the budget) and the walk's memo stays, so
-    a dropped mask is rebuilt from it cheaply.  ``mask_epoch`` grows whenever masks are
-    dropped: a caller that keeps masks of its own (:class:`~.matcher.Guard`) drops them then,
-    which keeps the bound true.
+    ids the oldest masks are dropped (down to half the budget) with every index that points
+    at masks, and the walk's memo stays, so a dropped mask is rebuilt from it cheaply.
     """
 
     def __init__(self, automaton: Automaton, table: TokenTable, *, max_memo: int = 600_000,
@@ -411,8 +409,8 @@ class MaskEngine:
         self._bad: dict[int, int] = {}
         self._combos: dict[tuple[tuple[int, ...], bool], TokenMask] = {}
         self._larrays: dict[int, np.ndarray] = {}
+        self._by_state: dict[tuple, TokenMask] = {}  # by full state: no projection on a hit
         self._mask_ids = 0
-        self.mask_epoch = getattr(self, "mask_epoch", -1) + 1
 
     def _evict_masks(self) -> None:
         """Drop the oldest masks until at most half of ``max_mask_ids`` ids are stored; the
@@ -425,9 +423,24 @@ class MaskEngine:
                 break
             self._mask_ids -= len(combos.pop(ck).ids)
         self._masks.clear()
-        self.mask_epoch += 1
+        self._by_state.clear()
 
     # -- public ----------------------------------------------------------------------------
+    def mask_after(self, state: tuple) -> TokenMask:
+        """The mask for the next token after the full automaton state ``state`` (EOS allowed
+        where :meth:`~.automaton.Automaton.eos_ok`); a state seen before is one dictionary
+        look-up, without projecting it."""
+        got = self._by_state.get(state)
+        if got is not None:
+            self.stats["mask_hits"] += 1
+            return got
+        got = self.mask(state, self.automaton.eos_ok(state))
+        with self._lock:
+            if len(self._by_state) > 100_000:
+                self._by_state.clear()
+            self._by_state[state] = got
+        return got
+
     def mask(self, state: tuple, eos: bool) -> TokenMask:
         """The mask for the next token after boundary state ``state`` (``eos``: may the text
         stop here, from :meth:`~.automaton.Automaton.eos_ok` of the full state)."""
@@ -462,17 +475,6 @@ class MaskEngine:
                 self.stats["layer_hits"] += 1
             self._masks[key] = m
             return m
-
-    def accepted_ranks(self, state: tuple) -> tuple[tuple[int, int], ...]:
-        """Rank intervals of the tokens accepted after ``state`` (for tests)."""
-        trie = self.trie
-        key_state = self.automaton.project(state, trie.maxpops_all, trie.ends_all)
-        with self._lock:
-            out: list[tuple[int, int]] = []
-            for root, lsid in zip(trie.roots, self._layer_sids(self._intern(key_state))):
-                if lsid >= 0:
-                    out.extend(self._walk(root, lsid))
-            return tuple(out)
 
     # -- internals ---------------------------------------------------------------------------
     def _intern(self, state: tuple) -> int:

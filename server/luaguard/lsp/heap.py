@@ -23,52 +23,32 @@ the next one.
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = ["build_long_lived", "collection_paused", "settle_heap"]
+__all__ = ["build_long_lived", "settle_heap"]
 
 T = TypeVar("T")
-_LOCK = threading.Lock()
-_PAUSED = 0  # open collection_paused() blocks
-_WAS_ENABLED = True  # whether collections were enabled when the first block opened
-
-
-@contextlib.contextmanager
-def collection_paused() -> Iterator[None]:
-    """Pause automatic collections for the duration (nested and concurrent uses are
-    counted: collections resume when the last one ends, if they were enabled before the
-    first)."""
-    global _PAUSED, _WAS_ENABLED
-    with _LOCK:
-        if _PAUSED == 0:
-            _WAS_ENABLED = gc.isenabled()
-            gc.disable()
-        _PAUSED += 1
-    try:
-        yield
-    finally:
-        with _LOCK:
-            _PAUSED -= 1
-            if _PAUSED == 0 and _WAS_ENABLED:
-                gc.enable()
+_LOCK = threading.Lock()  # freezing and settling never interleave (indexer vs completion worker)
 
 
 def build_long_lived(build: Callable[..., T], *args: Any) -> T:
     """``build(*args)`` with automatic collections paused, then everything the process has
     allocated so far frozen (see the module docstring; :func:`settle_heap` must follow once
-    the result is in use, to collect what it replaced).  Exceptions of ``build`` propagate
-    after the collector is restored."""
-    with collection_paused():
-        try:
-            return build(*args)
-        finally:
-            with _LOCK:
-                gc.freeze()
+    the result is in use, to collect what it replaced).  The collector is restored as it
+    was (left disabled if it was), also when ``build`` raises."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return build(*args)
+    finally:
+        with _LOCK:
+            gc.freeze()
+        if was_enabled:
+            gc.enable()
 
 
 def settle_heap() -> float:

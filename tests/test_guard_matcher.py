@@ -308,6 +308,38 @@ def test_prompt_brackets_and_blocks_are_known(guard) -> None:
     assert not ok(guard, p, "end))")
 
 
+_CLOSER_PROMPTS = [
+    "declare function f(): number\nx()\n",  # a definition file's function has no body
+    "local t = { 1, 2 ])\nfoo(x",  # a wrong closer stands for the innermost bracket's
+    "if a then\n\tf(function()\n\tend\nx()\n",
+    "while x do\n\tx()\n",
+    "for i = 1, x",
+    "local y = if a then b else (x",
+    "print(`{x",
+    "repeat\n\tx()\n",
+    "f(x, [[ ) ]] , x",
+    "local t = {x",
+]
+
+
+@pytest.mark.parametrize("prompt", _CLOSER_PROMPTS)
+def test_prompt_closers_agree_with_the_structure_check(guard, prompt) -> None:
+    """The guard allows a closer after a prompt exactly when the linter's structure check
+    finds nothing wrong at that closer: both run one frame machine."""
+    from luaguard.luau.lexer import tokenize
+    from luaguard.luau.structure import analyze_structure
+    from luaguard.text import LineIndex
+
+    verdicts = []
+    for closer in (")", "]", "}", "end", "until"):
+        text = prompt + " " + closer + " "
+        at = len(prompt) + 1
+        linter_ok = not any(p.detected_at == at for p in analyze_structure(tokenize(text).tokens, LineIndex(text)))
+        verdicts.append((closer, ok(guard, prompt, " " + closer + " "), linter_ok))
+    assert all(g == lint for _c, g, lint in verdicts), verdicts
+    assert sum(g for _c, g, _l in verdicts) <= 1  # only the innermost frame's closer
+
+
 def test_eos_only_when_balanced(guard) -> None:
     assert guard.eos_ok(feed(guard, "", "print(1)"))
     assert not guard.eos_ok(feed(guard, "", "print(1"))

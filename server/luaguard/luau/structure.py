@@ -70,23 +70,168 @@ class StructureProblem:
     detected_at: int
 
 
-class _Frame:
-    __slots__ = ("kind", "token", "awaiting_do")
+class Frame:
+    """One open bracket or block of :class:`FrameTracker`.
 
-    def __init__(self, kind: str, token: L.Token, awaiting_do: bool = False) -> None:
-        self.kind = kind  # '(' '[' '{' 'interp' 'function' 'if' 'ifexpr' 'do' 'while' 'for' 'repeat'
+    ``kind``: ``'('``, ``'['``, ``'{'``, ``'interp'`` (an interpolation's braces),
+    ``'function'``, ``'if'``, ``'ifexpr'`` (an if-then-else expression: no ``end``), ``'do'``,
+    ``'while'``, ``'for'``, ``'repeat'`` or ``'class'`` (``declare class`` in a definition
+    file); ``token``: the token that names it (the opener, or the ``then``/``else``/``do``
+    Luau names the block by); ``awaiting_do``: a ``while``/``for`` whose ``do`` has not come;
+    ``res``: free for the tracker's user (the guard keeps the instance value a bracket
+    yields there, :mod:`luaguard.guard.brackets`); ``group``: a ``(`` that opens a
+    parenthesised expression, not a call's arguments.
+    """
+
+    __slots__ = ("kind", "token", "awaiting_do", "res", "group")
+
+    def __init__(self, kind: str, token: L.Token, awaiting_do: bool = False, res: int = 0, group: bool = False) -> None:
+        self.kind = kind
         self.token = token
         self.awaiting_do = awaiting_do
+        self.res = res
+        self.group = group
 
 
 _BRACKET_KINDS = frozenset({"(", "[", "{", "interp"})
+_BLOCK_CLOSES = {"end": ("function", "if", "do", "while", "for", "class"), "until": ("repeat",)}
 _INTERESTING = frozenset(
     {"if", "then", "else", "function", "do", "repeat", "while", "for", "(", "[", "{", "}", ")", "]", "end",
-     "until", L.INTERP_BEGIN, L.INTERP_MID, L.INTERP_END, L.EOF}
+     "until", L.INTERP_BEGIN, L.INTERP_MID, L.INTERP_END}
 )
 
 
-def _closer_word(frame: _Frame) -> str:
+class FrameTracker:
+    """Luau's brackets and blocks, one token at a time: the frame machine both the structure
+    check (:func:`analyze_structure`) and the guard's prompt analysis
+    (:func:`luaguard.guard.brackets.prompt_frames`) run, so the guard allows exactly the
+    closers the linter accepts.
+
+    Run it over the tokens of a file in order (comments excluded) with :meth:`run`; ``stack`` holds the open :class:`Frame` objects, innermost last;
+    ``expr_next`` says whether the last ``then``/``else`` belonged to an if-expression.
+    Rules (Luau's grammar, luau-lang.org/grammar): ``function``, ``if ... then``, ``do``,
+    ``while/for ... do`` close with ``end``, ``repeat`` with ``until``; an ``if`` in
+    expression position opens an if-expression, which nothing closes (closers drop it
+    silently).  Recovery, as Luau's parser does it: a closer whose opener is not the
+    innermost frame closes the innermost frame of its kind and drops the frames above it;
+    a wrong bracket closer (``{ 1 ])``) stands for the innermost bracket's.
+
+    Subclasses observe the machine through the hooks (no-ops here): :meth:`unclosed`,
+    :meth:`stray`, :meth:`block_closed`, and shape frames through :meth:`new_frame`.
+    """
+
+    __slots__ = ("stack", "prev", "prev2", "expr_next")
+
+    def __init__(self) -> None:
+        self.stack: list[Frame] = []
+        self.prev: L.Token | None = None
+        self.prev2: L.Token | None = None
+        self.expr_next = False
+
+    # -- hooks -------------------------------------------------------------------------------
+    def new_frame(self, kind: str, tok: L.Token, prev: L.Token | None, prev2: L.Token | None,
+                  awaiting_do: bool = False) -> Frame:
+        """The frame ``tok`` opens; ``prev``/``prev2``: the two tokens before it."""
+        return Frame(kind, tok, awaiting_do)
+
+    def unclosed(self, frame: Frame, tok: L.Token) -> None:
+        """``frame`` (the innermost) is left open: closer ``tok`` closes a frame below it."""
+
+    def stray(self, tok: L.Token, opener: str) -> None:
+        """Closer ``tok`` has no open ``opener`` to close (``opener``: ``'block'`` for ``end``)."""
+
+    def block_closed(self, frame: Frame, tok: L.Token) -> None:
+        """Block ``frame`` was the innermost frame and ``tok`` closed it."""
+
+    # -- the machine -------------------------------------------------------------------------
+    def close(self, kinds: tuple[str, ...], tok: L.Token) -> bool:
+        """Pop the innermost frame whose kind is in ``kinds`` (dropping the frames above it,
+        after :meth:`unclosed` for the innermost); ``False`` when there is none."""
+        stack = self.stack
+        while stack and stack[-1].kind == "ifexpr":
+            stack.pop()
+        if stack and stack[-1].kind in kinds and not stack[-1].awaiting_do:
+            frame = stack.pop()
+            if frame.kind not in _BRACKET_KINDS:
+                self.block_closed(frame, tok)
+            return True
+        for depth in range(len(stack) - 1, -1, -1):
+            if stack[depth].kind in kinds:
+                self.unclosed(stack[-1], tok)
+                del stack[depth:]
+                return True
+        return False
+
+    def run(self, tokens: list[L.Token]) -> L.Token | None:
+        """Advance over ``tokens`` up to the EOF token (returned; ``None`` without one)."""
+        stack = self.stack
+        prev, prev2 = self.prev, self.prev2
+        interesting = _INTERESTING
+        stop: L.Token | None = None
+        for tok in tokens:
+            kind = tok.kind
+            if kind not in interesting:
+                if kind == L.EOF:
+                    stop = tok
+                    break
+                if kind == L.NAME and tok.text == "class" and prev is not None and prev.kind == L.NAME and prev.text == "declare":
+                    stack.append(self.new_frame("class", tok, prev, prev2))  # `declare class C ... end` (definition files)
+                prev2, prev = prev, tok
+                continue
+            if kind == "if":
+                stack.append(self.new_frame("ifexpr" if if_is_expression(prev, self.expr_next) else "if", tok, prev, prev2))
+            elif kind == "then":
+                self.expr_next = bool(stack) and stack[-1].kind == "ifexpr"
+                if stack and stack[-1].kind == "if":
+                    stack[-1].token = tok  # Luau names the 'then' an 'end' closes
+            elif kind == "else":
+                if stack and stack[-1].kind == "ifexpr":
+                    stack.pop()
+                    self.expr_next = True
+                else:
+                    self.expr_next = False
+                    if stack and stack[-1].kind == "if":
+                        stack[-1].token = tok
+            elif kind in _BLOCK_OPENERS:
+                if kind == "function" and prev is not None and prev.kind == L.NAME and prev.text == "declare":
+                    pass  # `declare function f(): T` in a definition file has no body
+                elif kind == "do" and stack and stack[-1].awaiting_do:
+                    stack[-1].awaiting_do = False
+                    stack[-1].token = tok  # Luau names the loop by its 'do'
+                else:
+                    stack.append(self.new_frame(kind, tok, prev, prev2))
+            elif kind == "while" or kind == "for":
+                stack.append(self.new_frame(kind, tok, prev, prev2, True))
+            elif kind in ("(", "[", "{"):
+                stack.append(self.new_frame(kind, tok, prev, prev2))
+            elif kind == L.INTERP_BEGIN:
+                stack.append(self.new_frame("interp", tok, prev, prev2))
+            elif kind in _BLOCK_CLOSES:
+                if not self.close(_BLOCK_CLOSES[kind], tok):
+                    self.stray(tok, "block" if kind == "end" else "repeat")
+            elif kind in _CLOSE_BRACKETS:
+                opener = _CLOSE_BRACKETS[kind]
+                if not self.close((opener,), tok):
+                    while stack and stack[-1].kind == "ifexpr":
+                        stack.pop()
+                    if stack and stack[-1].kind in _BRACKET_KINDS:
+                        # A wrong closer, as in `{ 1, 2 ])`: it stands for the closer of
+                        # the innermost bracket (Luau reports it there too).
+                        self.unclosed(stack[-1], tok)
+                        stack.pop()
+                    else:
+                        self.stray(tok, opener)
+            elif kind == L.INTERP_MID:
+                if self.close(("interp",), tok):
+                    stack.append(self.new_frame("interp", tok, prev, prev2))
+            elif kind == L.INTERP_END:
+                self.close(("interp",), tok)
+            prev2, prev = prev, tok
+        self.prev, self.prev2 = prev, prev2
+        return stop
+
+
+def _closer_word(frame: Frame) -> str:
     kind = frame.kind
     if kind in ("(", "[", "{"):
         return _OPEN_BRACKETS[kind]
@@ -101,7 +246,7 @@ def _closer_word(frame: _Frame) -> str:
     return "end"
 
 
-def _opener_word(frame: _Frame) -> str:
+def _opener_word(frame: Frame) -> str:
     if frame.kind == "interp":
         return "{"
     if frame.kind == "ifexpr":
@@ -109,151 +254,76 @@ def _opener_word(frame: _Frame) -> str:
     return frame.token.text if frame.kind not in _BRACKET_KINDS else frame.kind
 
 
+class _Analysis(FrameTracker):
+    """The frame machine reporting :class:`StructureProblem` objects, with the
+    misleading-indentation suspect of the module docstring."""
+
+    __slots__ = ("lines", "problems", "suspect")
+
+    def __init__(self, lines: LineIndex) -> None:
+        super().__init__()
+        self.lines = lines
+        self.problems: list[StructureProblem] = []
+        self.suspect: Frame | None = None
+
+    def _line_col(self, offset: int) -> tuple[int, int]:
+        pos = self.lines.position(offset)
+        return pos.line, pos.character
+
+    def unclosed(self, frame: Frame, tok: L.Token) -> None:
+        rule = UNBALANCED_BRACKET if frame.kind in _BRACKET_KINDS else UNCLOSED_BLOCK
+        open_line, open_col = self._line_col(frame.token.start)
+        got_line, _ = self._line_col(tok.start)
+        where = f"column {open_col + 1}" if open_line == got_line else f"line {open_line + 1}"
+        target = frame
+        extra = ""
+        suspect = self.suspect
+        if rule == UNCLOSED_BLOCK and suspect is not None and suspect.token.start > frame.token.start:
+            s_line, _ = self._line_col(suspect.token.start)
+            extra = f"; did you forget to close '{suspect.token.text}' at line {s_line + 1}?"
+            target = suspect
+            self.suspect = None
+        self.problems.append(StructureProblem(
+            rule, target.token.start, target.token.end,
+            f"Expected '{_closer_word(frame)}' (to close '{_opener_word(frame)}' at {where}), got {tok.describe()}{extra}",
+            tok.start))
+
+    def stray(self, tok: L.Token, opener: str) -> None:
+        if opener == "block":
+            msg, rule = "Expected <eof>, got 'end'; there is no open block for this 'end' to close", UNCLOSED_BLOCK
+        elif opener == "repeat":
+            msg, rule = "Expected <eof>, got 'until'; there is no open 'repeat' for this 'until' to close", UNCLOSED_BLOCK
+        else:
+            msg, rule = f"Unexpected '{tok.kind}' with no matching '{opener}'", UNBALANCED_BRACKET
+        self.problems.append(StructureProblem(rule, tok.start, tok.end, msg, tok.start))
+
+    def block_closed(self, frame: Frame, tok: L.Token) -> None:
+        lines = self.lines
+        o_line = lines.line_of(frame.token.start)
+        c_line = lines.line_of(tok.start)
+        suspect = self.suspect
+        if (o_line != c_line and _indent(lines, o_line) != _indent(lines, c_line)
+                and (suspect is None or suspect.token.start < frame.token.start)):
+            self.suspect = frame
+
+
 def analyze_structure(tokens: list[L.Token], lines: LineIndex) -> list[StructureProblem]:
     """Check brackets and blocks of a token list (comments excluded, ending in EOF).
 
     Returns problems in source order of detection.  Valid Luau produces none.
     """
-    problems: list[StructureProblem] = []
-    stack: list[_Frame] = []
-    suspect: _Frame | None = None  # misleading-indentation suspect (see module docstring)
-    prev: L.Token | None = None
-    expr_next = False  # the previous then/else belonged to an if-expression
-
-    def line_col(offset: int) -> tuple[int, int]:
-        pos = lines.position(offset)
-        return pos.line, pos.character
-
-    def report_unclosed(frame: _Frame, got: L.Token) -> None:
-        nonlocal suspect
-        rule = UNBALANCED_BRACKET if frame.kind in _BRACKET_KINDS else UNCLOSED_BLOCK
-        want = _closer_word(frame)
-        opener = _opener_word(frame)
-        open_line, open_col = line_col(frame.token.start)
-        got_line, _ = line_col(got.start)
-        where = f"column {open_col + 1}" if open_line == got_line else f"line {open_line + 1}"
-        target = frame
-        extra = ""
-        if (
-            rule == UNCLOSED_BLOCK
-            and suspect is not None
-            and suspect.token.start > frame.token.start
-        ):
-            s_line, _ = line_col(suspect.token.start)
-            extra = f"; did you forget to close '{_suspect_word(suspect)}' at line {s_line + 1}?"
-            target = suspect
-            suspect = None
-        problems.append(
-            StructureProblem(
-                rule,
-                target.token.start,
-                target.token.end,
-                f"Expected '{want}' (to close '{opener}' at {where}), got {got.describe()}{extra}",
-                got.start,
-            )
-        )
-
-    def close(kinds: frozenset[str] | tuple[str, ...], tok: L.Token) -> bool:
-        """Pop the innermost frame whose kind is in ``kinds``; report frames above it."""
-        nonlocal suspect
-        # if-expressions never need a closer: drop them silently (the parser reports
-        # an incomplete one precisely).
+    machine = _Analysis(lines)
+    eof = machine.run(tokens)
+    stack = machine.stack
+    if eof is not None:
         while stack and stack[-1].kind == "ifexpr":
             stack.pop()
-        if stack and stack[-1].kind in kinds and not stack[-1].awaiting_do:
-            frame = stack.pop()
-            if frame.kind not in _BRACKET_KINDS:
-                o_line = lines.line_of(frame.token.start)
-                c_line = lines.line_of(tok.start)
-                if (
-                    o_line != c_line
-                    and _indent(lines, o_line) != _indent(lines, c_line)
-                    and (suspect is None or suspect.token.start < frame.token.start)
-                ):
-                    suspect = frame
-            return True
-        for depth in range(len(stack) - 1, -1, -1):
-            frame = stack[depth]
-            if frame.kind in kinds:
-                report_unclosed(stack[-1], tok)
-                del stack[depth:]
-                return True
-        return False
-
-    interesting = _INTERESTING
-    for tok in tokens:
-        kind = tok.kind
-        if kind not in interesting:
-            if kind == L.NAME and tok.text == "class" and prev is not None and prev.kind == L.NAME and prev.text == "declare":
-                stack.append(_Frame("class", tok))  # `declare class C ... end` (definition files)
-            prev = tok
-            continue
-        if kind == "if":
-            stack.append(_Frame("ifexpr" if if_is_expression(prev, expr_next) else "if", tok))
-        elif kind == "then":
-            expr_next = bool(stack) and stack[-1].kind == "ifexpr"
-            if stack and stack[-1].kind == "if":
-                stack[-1].token = tok  # Luau names the 'then' an 'end' closes
-        elif kind == "else":
-            if stack and stack[-1].kind == "ifexpr":
-                stack.pop()
-                expr_next = True
-            else:
-                expr_next = False
-                if stack and stack[-1].kind == "if":
-                    stack[-1].token = tok
-        elif kind in _BLOCK_OPENERS:
-            if kind == "function" and prev is not None and prev.kind == L.NAME and prev.text == "declare":
-                pass  # `declare function f(): T` in a definition file has no body
-            elif kind == "do" and stack and stack[-1].awaiting_do:
-                stack[-1].awaiting_do = False
-                stack[-1].token = tok  # Luau names the loop's 'do' 
-            else:
-                stack.append(_Frame(kind, tok))
-        elif kind == "while" or kind == "for":
-            stack.append(_Frame(kind, tok, awaiting_do=True))
-        elif kind in ("(", "[", "{"):
-            stack.append(_Frame(kind, tok))
-        elif kind == L.INTERP_BEGIN:
-            stack.append(_Frame("interp", tok))
-        elif kind == "end":
-            if not close(("function", "if", "do", "while", "for", "class"), tok):
-                problems.append(StructureProblem(UNCLOSED_BLOCK, tok.start, tok.end, "Expected <eof>, got 'end'; there is no open block for this 'end' to close", tok.start))
-        elif kind == "until":
-            if not close(("repeat",), tok):
-                problems.append(StructureProblem(UNCLOSED_BLOCK, tok.start, tok.end, "Expected <eof>, got 'until'; there is no open 'repeat' for this 'until' to close", tok.start))
-        elif kind in _CLOSE_BRACKETS:
-            opener = _CLOSE_BRACKETS[kind]
-            if not close((opener,), tok):
-                while stack and stack[-1].kind == "ifexpr":
-                    stack.pop()
-                if stack and stack[-1].kind in _BRACKET_KINDS:
-                    # A wrong closer, as in `{ 1, 2 ])`: it stands for the closer of
-                    # the innermost bracket (Luau reports it there too).
-                    report_unclosed(stack[-1], tok)
-                    stack.pop()
-                else:
-                    problems.append(StructureProblem(UNBALANCED_BRACKET, tok.start, tok.end, f"Unexpected '{kind}' with no matching '{opener}'", tok.start))
-        elif kind == L.INTERP_MID:
-            if close(("interp",), tok):
-                stack.append(_Frame("interp", tok))
-        elif kind == L.INTERP_END:
-            close(("interp",), tok)
-        elif kind == L.EOF:
-            while stack and stack[-1].kind == "ifexpr":
-                stack.pop()
-            if stack:
-                # Report the innermost open frame, as the parser would at <eof>.
-                report_unclosed(stack[-1], tok)
-            break
-        prev = tok
-    return problems
+        if stack:
+            # Report the innermost open frame, as the parser would at <eof>.
+            machine.unclosed(stack[-1], eof)
+    return machine.problems
 
 
 def _indent(lines: LineIndex, line: int) -> str:
     text = lines.line_text(line)
     return text[: len(text) - len(text.lstrip(" \t"))]
-
-
-def _suspect_word(frame: _Frame) -> str:
-    return frame.token.text

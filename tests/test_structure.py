@@ -39,7 +39,18 @@ VALID = [
     "local f = function(...) return ... end",
     "type T = { a: number, b: { c: string } }",
     "declare function foo(x: number): ()",
+    # definition files: a declared class's methods have no body (Luau's parseDeclaration)
+    "declare class Part extends BasePart\n\tSize: Vector3\n\tfunction Touch(self, cb: (Part) -> ()): nil\n"
+    "\tfunction Clone(self): Part\nend\ndeclare function f(x: number): string\n",
+    "declare extern type Part with\n\tfunction Touch(self): nil\n\t[\"Size\"]: Vector3\n\tfunction Clone(self): Part\nend\n",
 ]
+
+
+def test_declared_class_left_open_is_reported():
+    src = "declare class Part\n\tfunction Touch(self): nil\n"
+    [p] = problems(src)
+    assert p.rule == UNCLOSED_BLOCK
+    assert p.message == "Expected 'end' (to close 'class' at line 1), got <eof>"
 
 
 @pytest.mark.parametrize("src", VALID)

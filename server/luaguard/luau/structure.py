@@ -75,8 +75,8 @@ class Frame:
 
     ``kind``: ``'('``, ``'['``, ``'{'``, ``'interp'`` (an interpolation's braces),
     ``'function'``, ``'if'``, ``'ifexpr'`` (an if-then-else expression: no ``end``), ``'do'``,
-    ``'while'``, ``'for'``, ``'repeat'`` or ``'class'`` (``declare class`` in a definition
-    file); ``token``: the token that names it (the opener, or the ``then``/``else``/``do``
+    ``'while'``, ``'for'``, ``'repeat'`` or ``'class'`` (``declare class`` or
+    ``declare extern type`` in a definition file); ``token``: the token that names it (the opener, or the ``then``/``else``/``do``
     Luau names the block by); ``awaiting_do``: a ``while``/``for`` whose ``do`` has not come;
     ``res``: free for the tracker's user (the guard keeps the instance value a bracket
     yields there, :mod:`luaguard.guard.brackets`); ``group``: a ``(`` that opens a
@@ -174,8 +174,8 @@ class FrameTracker:
                 if kind == L.EOF:
                     stop = tok
                     break
-                if kind == L.NAME and tok.text == "class" and prev is not None and prev.kind == L.NAME and prev.text == "declare":
-                    stack.append(self.new_frame("class", tok, prev, prev2))  # `declare class C ... end` (definition files)
+                if kind == L.NAME and prev is not None and prev.kind == L.NAME and _opens_class(tok.text, prev.text, prev2):
+                    stack.append(self.new_frame("class", tok, prev, prev2))
                 prev2, prev = prev, tok
                 continue
             if kind == "if":
@@ -193,8 +193,9 @@ class FrameTracker:
                     if stack and stack[-1].kind == "if":
                         stack[-1].token = tok
             elif kind in _BLOCK_OPENERS:
-                if kind == "function" and prev is not None and prev.kind == L.NAME and prev.text == "declare":
-                    pass  # `declare function f(): T` in a definition file has no body
+                if kind == "function" and ((prev is not None and prev.kind == L.NAME and prev.text == "declare")
+                                           or (stack and stack[-1].kind == "class")):
+                    pass  # `declare function f(): T` and a declared class's methods have no body
                 elif kind == "do" and stack and stack[-1].awaiting_do:
                     stack[-1].awaiting_do = False
                     stack[-1].token = tok  # Luau names the loop by its 'do'
@@ -229,6 +230,16 @@ class FrameTracker:
             prev2, prev = prev, tok
         self.prev, self.prev2 = prev, prev2
         return stop
+
+
+def _opens_class(text: str, prev_text: str, prev2: L.Token | None) -> bool:
+    """Does name ``text`` after name ``prev_text`` open a declared class of a definition file?
+    Luau's ``Parser::parseDeclaration``: ``declare class C [extends B] ... end`` and
+    ``declare extern type C [extends B] with ... end``; inside, ``function m(self): T``
+    declares a method and has no body."""
+    if text == "class":
+        return prev_text == "declare"
+    return text == "type" and prev_text == "extern" and prev2 is not None and prev2.kind == L.NAME and prev2.text == "declare"
 
 
 def _closer_word(frame: Frame) -> str:

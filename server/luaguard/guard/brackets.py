@@ -2,12 +2,13 @@
 
 The guard never lets a model write a closer without its opener.  What "its opener" is
 follows the linter's structure analysis (:mod:`luaguard.luau.structure`, itself written from
-Luau's grammar; a prompt's open frames come from that module's own frame machine): brackets ``( [ {`` and interpolation braces, and the blocks that ``end``
-(``function``, ``if ... then``, ``do``, ``while/for ... do``) or ``until`` (``repeat``)
-close, on one stack.  A closer is allowed only when the innermost open frame is its opener:
-``)`` while a ``function`` opened inside the parentheses is still open would leave that
-function unclosed, and an ``end`` while a ``(`` opened inside the block is still open would
-make the linter drop the ``(`` - its later ``)`` would then have no opener.
+Luau's grammar; a prompt's open frames come from that module's own frame machine): brackets
+``( [ {`` and interpolation braces, and the blocks that ``end`` (``function``, ``if ...
+then``, ``do``, ``while/for ... do``) or ``until`` (``repeat``) close, on one stack.  A
+closer is allowed only when the innermost open frame is its opener: ``)`` while a
+``function`` opened inside the parentheses is still open would leave that function
+unclosed, and an ``end`` while a ``(`` opened inside the block is still open would make the
+linter drop the ``(`` - its later ``)`` would then have no opener.
 
 ``while``/``for`` open a loop frame that their ``do`` turns into a block (nothing but ``do``
 may close it).  ``if`` opens a block only as a statement; an ``if`` in expression position (after an

@@ -76,11 +76,11 @@ class Frame:
     ``kind``: ``'('``, ``'['``, ``'{'``, ``'interp'`` (an interpolation's braces),
     ``'function'``, ``'if'``, ``'ifexpr'`` (an if-then-else expression: no ``end``), ``'do'``,
     ``'while'``, ``'for'``, ``'repeat'`` or ``'class'`` (``declare class`` or
-    ``declare extern type`` in a definition file); ``token``: the token that names it (the opener, or the ``then``/``else``/``do``
-    Luau names the block by); ``awaiting_do``: a ``while``/``for`` whose ``do`` has not come;
-    ``res``: free for the tracker's user (the guard keeps the instance value a bracket
-    yields there, :mod:`luaguard.guard.brackets`); ``group``: a ``(`` that opens a
-    parenthesised expression, not a call's arguments.
+    ``declare extern type`` in a definition file); ``token``: the token that names it (the
+    opener, or the ``then``/``else``/``do`` Luau names the block by); ``awaiting_do``: a
+    ``while``/``for`` whose ``do`` has not come; ``res``: free for the tracker's user (the
+    guard keeps the instance value a bracket yields there, :mod:`luaguard.guard.brackets`);
+    ``group``: a ``(`` that opens a parenthesised expression, not a call's arguments.
     """
 
     __slots__ = ("kind", "token", "awaiting_do", "res", "group")
@@ -107,8 +107,9 @@ class FrameTracker:
     (:func:`luaguard.guard.brackets.prompt_frames`) run, so the guard allows exactly the
     closers the linter accepts.
 
-    Run it over the tokens of a file in order (comments excluded) with :meth:`run`; ``stack`` holds the open :class:`Frame` objects, innermost last;
-    ``expr_next`` says whether the last ``then``/``else`` belonged to an if-expression.
+    Run it over the tokens of a file in order (comments excluded) with :meth:`run`;
+    ``stack`` holds the open :class:`Frame` objects, innermost last; ``expr_next`` says
+    whether the last ``then``/``else`` belonged to an if-expression.
     Rules (Luau's grammar, luau-lang.org/grammar): ``function``, ``if ... then``, ``do``,
     ``while/for ... do`` close with ``end``, ``repeat`` with ``until``; an ``if`` in
     expression position opens an if-expression, which nothing closes (closers drop it

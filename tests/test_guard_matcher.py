@@ -515,3 +515,41 @@ def test_mask_budget_drops_old_masks_keeps_the_walk_memo_and_stays_exact(project
     assert max(stored) <= budget
     assert memo == sorted(memo) and memo[-1] > 0  # the walk memo only grew: never cleared
     assert len(g.engine._by_state) <= len(g.engine._combos) + 1  # the per-state index follows evictions
+
+
+# ------------------------------------------------------------------------------------ byte classes
+
+def test_byte_classes_are_exact(project) -> None:
+    """Bytes of one class lead to the same state from every state reached while reading the
+    sample place (each byte masked, then consumed) and every state the masks' walk projected:
+    the walk computes one transition per class."""
+    from collections import Counter
+
+    from luaguard.guard import automaton as AU
+    from guard_support import sample_texts
+
+    g = guard_for(_table(), project)  # a guard of its own: its walk's states are ours to read
+    states = set()
+    extra = 'local a = game.ReplicatedStorage["Shared"]\nlocal b = a["Util"]\nlocal c = workspace[ "x" ]\n'
+    for text in sample_texts()[:12] + [extra]:
+        cur = g.start("")
+        for b in text.encode("utf-8"):
+            g.mask(cur)
+            states.add(cur.state)
+            nxt = g.advance(cur, b)
+            if nxt is None:
+                break
+            cur = nxt
+    states.update(g.engine._states)
+    au = g.automaton
+    checked: Counter = Counter()
+    for s in states:
+        cmap = au.classes(s)
+        if cmap is None:
+            continue
+        for b in range(256):
+            assert au.step(s, b) == au.step(s, cmap[b]), (s, b, cmap[b])
+        checked[s[AU.MODE]] += 1
+    for mode in (AU.M_CODE, AU.M_IDENT, AU.M_NAME, AU.M_DOT1, AU.M_COLON, AU.M_DOT2, AU.M_NUM, AU.M_NSTR,
+                 AU.M_LPAREN, AU.M_LARG, AU.M_IARG, AU.M_LBRACK):
+        assert checked[mode] >= 5, checked

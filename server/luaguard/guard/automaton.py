@@ -393,7 +393,9 @@ class Automaton:
         """Byte classes of state ``s``: ``classes[b]`` is a representative byte that ``b`` leads
         to the same next state as, or ``None`` (every byte is its own class).  Used by the mask
         walk to compute one transition per class; exact for the modes it covers (code, an
-        identifier, a name after ``.``/``:``)."""
+        identifier, a name after ``.``/``:``, the states right after ``.``/``:``/``..``/``[``,
+        number literals, lookup and index arguments and name strings, for the walk's
+        non-lenient steps)."""
         mode = s[MODE]
         if mode == M_CODE:
             if s[NUM] == N_IDVALUE:
@@ -404,6 +406,25 @@ class Automaton:
         elif mode == M_NAME:
             table, pos, started, _base, kw, _tail = s[PAY]
             key = (M_NAME, table if pos >= 0 or started != 1 else -1, pos, started, kw)
+        elif mode == M_DOT1 or mode == M_COLON:
+            key = self._after_index_key(s)
+        elif mode == M_DOT2:
+            key = (M_DOT2,)
+        elif mode == M_NSTR:
+            table, pos, quote, _after = s[PAY]
+            key = (M_NSTR, table, pos, quote)
+        elif mode == M_LARG or mode == M_IARG:
+            key = (M_LARG,)
+        elif mode == M_LPAREN:
+            key = (M_LPAREN,)
+        elif mode == M_LBRACK:
+            prev, val = s[PREV], s[VAL]
+            if prev == P_NAME or prev == P_CALLABLE:
+                key = (M_LBRACK, "arg" if val >= 0 else "code")
+            else:
+                key = (M_LBRACK, "reject" if prev == P_VAL or prev == P_STRING else "code")
+        elif mode == M_NUM:
+            key = (M_NUM,) + s[PAY]
         else:
             return None
         got = self._class_cache.get(key)
@@ -411,7 +432,106 @@ class Automaton:
             got = self._class_cache[key] = self._build_classes(key)
         return got
 
+    def _after_index_key(self, s: tuple) -> tuple:
+        """The byte-class key of a state right after ``.`` or ``:`` (see :meth:`_dot1` and
+        :meth:`_colon`, which it mirrors for the walk's non-lenient steps): the byte that
+        doubles the punctuation is its own class; after a name or a call the rest behave as
+        in the name that would start there (``("name", table, started)``); after a literal
+        (``:``) or where nothing may be indexed every other byte is rejected alike
+        (``("reject",)``); after ``.`` elsewhere digits start a number (``("number",)``);
+        after ``:`` elsewhere the colon was an operator and code follows (``("code",)``)."""
+        mode, prev, val = s[MODE], s[PREV], s[VAL]
+        sep = 0x2E if mode == M_DOT1 else 0x3A
+        named = prev == P_NAME or prev == P_CALLABLE
+        if mode == M_DOT1:
+            if not named:
+                return (mode, sep, "number")
+            if val == POISON:
+                return (mode, sep, "reject")
+            if val >= 0:
+                table = self.space.table(val, KIND_DOT)
+                if self.space.get_table(table).empty:
+                    return (mode, sep, "reject")
+                return (mode, sep, "name", table, 0)
+            return (mode, sep, "name", -1, 0)
+        if prev == P_STRING or prev == P_VAL:
+            return (mode, sep, "reject")
+        if named:
+            return (mode, sep, "name", self.space.method_table if val >= 0 else -1, 2)
+        return (mode, sep, "code")
+
     def _build_classes(self, key: tuple) -> tuple[int, ...]:
+        if key[0] == M_DOT2:
+            # `..` then `.` (varargs) or `=` (`..=`) is read here; any other byte follows the
+            # concatenation operator as code (see _dot2)
+            out = list(self._code_classes)
+            return _isolate(out, 0x2E, 0x3D)
+        if key[0] == M_LARG:
+            # a lookup's or an index's first argument byte (see _name_arg): white space alike,
+            # quotes and the rejected `[`/backquote each on their own (code classes keep
+            # punctuation apart), anything else starts an expression as in code
+            out = list(self._code_classes)
+            for b in _WSB:
+                out[b] = 0x20
+            return tuple(out)
+        if key[0] == M_LPAREN:
+            # after a lookup method's name: white space alike, `(`, anything else rejected
+            return tuple(0x20 if b in _WSB else (b if b == 0x28 else 0x01) for b in range(256))
+        if key[0] == M_LBRACK:
+            # `[` then `[` (long string) or `=` (long string level) is read here; else an
+            # index's argument on an instance, an expression in code, or (after a literal)
+            # rejected (see _lbrack)
+            what = key[1]
+            if what == "arg":
+                out = list(self._build_classes((M_LARG,)))
+            elif what == "code":
+                out = list(self._code_classes)
+            else:
+                out = [0x01] * 256
+            return _isolate(out, 0x5B, 0x3D)
+        if key[0] == M_NSTR:
+            # inside a name string (see _name_string): its closing quote; bytes that end it
+            # badly; the table's next bytes each on its own; any other byte alike (off the
+            # table, or anything when there is no table)
+            _m, table, pos, quote = key
+            kids = self.space.get_table(table).children[pos] if table >= 0 else {}
+            out = [0] * 256
+            reps = {}
+            for b in range(256):
+                if b == quote:
+                    tag: tuple = ("quote",)
+                elif b == 0x5C or b < 0x20 or b == 0x7F:
+                    tag = ("bad",)
+                elif b in kids:
+                    tag = ("child", b)
+                else:
+                    tag = ("other",)
+                out[b] = reps.setdefault(tag, b)
+            return tuple(out)
+        if key[0] == M_NUM:
+            # bytes that continue the number alike where they lead to the same lexeme state;
+            # bytes that end it as in code (see _number)
+            _m, ph, sem = key
+            out = [0] * 256
+            reps: dict[tuple, int] = {}
+            for b in range(256):
+                nxt = _number_next(ph, sem, b)
+                tag = ("end", self._code_classes[b]) if nxt is _NUM_END else nxt
+                out[b] = reps.setdefault(tag, b)
+            return tuple(out)
+        if key[0] == M_DOT1 or key[0] == M_COLON:
+            sep, what = key[1], key[2]
+            if what == "name":
+                out = list(self._build_classes((M_NAME, key[3], 0, key[4], 0)))
+            elif what == "code":
+                out = list(self._code_classes)
+            else:  # "reject": one class; "number": digits alike, the rest rejected alike
+                out = [0x01] * 256
+                if what == "number":
+                    for b in range(0x30, 0x3A):
+                        out[b] = 0x30
+            # the doubled punctuation (`..`, `::`) is read by this state itself
+            return _isolate(out, sep)
         ids_on = self.ids is not None
         out = list(self._code_classes)  # bytes that end the token behave as in code
         rep_id = -1
@@ -1072,41 +1192,10 @@ class Automaton:
     # ------------------------------------------------------------------------------ literals
     def _number(self, s, b, how):
         ph, sem = s[PAY]
-        nsem = -1
-        if ph == PH1:
-            if 0x30 <= b <= 0x39:
-                nsem = _num_digit(sem, b)
-                nph = PH1
-            elif b == 0x5F:
-                nsem, nph = sem, PH1
-            elif b == 0x2E:
-                nsem = S_F0 if sem in (S_Z, S_D) else -1
-                nph = PH1
-            elif b == 0x65 or b == 0x45:
-                nsem = S_E if sem in (S_Z, S_D, S_F0, S_F) else -1
-                nph = PHE
-            elif _CLASS[b] == C_IDSTART:
-                nph = PHT
-                if sem == S_Z and b in (0x78, 0x58):
-                    nsem = S_HX
-                elif sem == S_Z and b in (0x62, 0x42):
-                    nsem = S_BX
-            else:
-                return self._number_end(s, sem, b, how)
-        elif ph == PHE:
-            if b == 0x2B or b == 0x2D:
-                nsem, nph = S_ES, PHT
-            elif _IDCHAR[b]:
-                nph = PHT
-                nsem = _num_tail(sem, b)
-            else:
-                return self._number_end(s, sem, b, how)
-        else:
-            if _IDCHAR[b]:
-                nph = PHT
-                nsem = _num_tail(sem, b)
-            else:
-                return self._number_end(s, sem, b, how)
+        nxt = _number_next(ph, sem, b)
+        if nxt is _NUM_END:
+            return self._number_end(s, sem, b, how)
+        nph, nsem = nxt
         if nsem < 0:
             if not how & LENIENT:
                 return None
@@ -1256,6 +1345,52 @@ class Automaton:
                 return None
             nac = m.start
         return (mode, (level, k, nac) + pay[3:]) + s[2:]
+
+
+def _isolate(out: list[int], *seps: int) -> tuple[int, ...]:
+    """Byte classes ``out`` with each of ``seps`` in a class of its own (bytes it represented
+    get another representative from among themselves)."""
+    for sep in seps:
+        others = [b for b in range(256) if out[b] == sep and b != sep]
+        for b in others:
+            out[b] = others[0]
+        out[sep] = sep
+    return tuple(out)
+
+
+_NUM_END = (-9, -9)  # _number_next: the byte is not part of the number
+
+
+def _number_next(ph: int, sem: int, b: int) -> tuple[int, int]:
+    """One byte of a number lexeme in phase ``ph`` with value state ``sem``: the next
+    ``(phase, value state)`` (value state ``-1``: not a valid number any more), or
+    :data:`_NUM_END` when ``b`` ends the number (Luau's number grammar: decimal with ``_``
+    separators, fraction, exponent, ``0x``/``0b``)."""
+    if ph == PH1:
+        if 0x30 <= b <= 0x39:
+            return PH1, _num_digit(sem, b)
+        if b == 0x5F:
+            return PH1, sem
+        if b == 0x2E:
+            return PH1, (S_F0 if sem in (S_Z, S_D) else -1)
+        if b == 0x65 or b == 0x45:
+            return PHE, (S_E if sem in (S_Z, S_D, S_F0, S_F) else -1)
+        if _CLASS[b] == C_IDSTART:
+            if sem == S_Z and b in (0x78, 0x58):
+                return PHT, S_HX
+            if sem == S_Z and b in (0x62, 0x42):
+                return PHT, S_BX
+            return PHT, -1
+        return _NUM_END
+    if ph == PHE:
+        if b == 0x2B or b == 0x2D:
+            return PHT, S_ES
+        if _IDCHAR[b]:
+            return PHT, _num_tail(sem, b)
+        return _NUM_END
+    if _IDCHAR[b]:
+        return PHT, _num_tail(sem, b)
+    return _NUM_END
 
 
 def _num_digit(sem: int, b: int) -> int:

@@ -58,6 +58,8 @@ belong to the model).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable
+
 from .brackets import (
     BRACKETS,
     K_BLOCK,
@@ -427,6 +429,10 @@ class Automaton:
             key = (M_NUM,) + s[PAY]
         else:
             return None
+        return self._classes_for(key)
+
+    def _classes_for(self, key: tuple) -> tuple[int, ...]:
+        """The byte classes of class key ``key`` (cached)."""
         got = self._class_cache.get(key)
         if got is None:
             got = self._class_cache[key] = self._build_classes(key)
@@ -483,7 +489,7 @@ class Automaton:
             # rejected (see _lbrack)
             what = key[1]
             if what == "arg":
-                out = list(self._build_classes((M_LARG,)))
+                out = list(self._classes_for((M_LARG,)))
             elif what == "code":
                 out = list(self._code_classes)
             else:
@@ -495,34 +501,30 @@ class Automaton:
             # table, or anything when there is no table)
             _m, table, pos, quote = key
             kids = self.space.get_table(table).children[pos] if table >= 0 else {}
-            out = [0] * 256
-            reps = {}
-            for b in range(256):
+
+            def tag(b: int) -> tuple:
                 if b == quote:
-                    tag: tuple = ("quote",)
-                elif b == 0x5C or b < 0x20 or b == 0x7F:
-                    tag = ("bad",)
-                elif b in kids:
-                    tag = ("child", b)
-                else:
-                    tag = ("other",)
-                out[b] = reps.setdefault(tag, b)
-            return tuple(out)
+                    return ("quote",)
+                if b == 0x5C or b < 0x20 or b == 0x7F:
+                    return ("bad",)
+                return ("child", b) if b in kids else ("other",)
+
+            return _classes_by_tag(tag)
         if key[0] == M_NUM:
             # bytes that continue the number alike where they lead to the same lexeme state;
             # bytes that end it as in code (see _number)
             _m, ph, sem = key
-            out = [0] * 256
-            reps: dict[tuple, int] = {}
-            for b in range(256):
+            code = self._code_classes
+
+            def tag(b: int) -> tuple:
                 nxt = _number_next(ph, sem, b)
-                tag = ("end", self._code_classes[b]) if nxt is _NUM_END else nxt
-                out[b] = reps.setdefault(tag, b)
-            return tuple(out)
+                return ("end", code[b]) if nxt is _NUM_END else nxt
+
+            return _classes_by_tag(tag)
         if key[0] == M_DOT1 or key[0] == M_COLON:
             sep, what = key[1], key[2]
             if what == "name":
-                out = list(self._build_classes((M_NAME, key[3], 0, key[4], 0)))
+                out = list(self._classes_for((M_NAME, key[3], 0, key[4], 0)))
             elif what == "code":
                 out = list(self._code_classes)
             else:  # "reject": one class; "number": digits alike, the rest rejected alike
@@ -1356,6 +1358,13 @@ def _isolate(out: list[int], *seps: int) -> tuple[int, ...]:
             out[b] = others[0]
         out[sep] = sep
     return tuple(out)
+
+
+def _classes_by_tag(tag: Callable[[int], Hashable]) -> tuple[int, ...]:
+    """Byte classes grouping the bytes with equal ``tag(b)``, each class represented by its
+    lowest byte."""
+    reps: dict[Hashable, int] = {}
+    return tuple(reps.setdefault(tag(b), b) for b in range(256))
 
 
 _NUM_END = (-9, -9)  # _number_next: the byte is not part of the number

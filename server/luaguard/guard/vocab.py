@@ -550,7 +550,7 @@ class MaskEngine:
         gmemo = self._gmemo
         parts: list[tuple[tuple[int, int], ...]] = []
         n_own = trie.own[node]
-        if n_own and node:
+        if n_own:  # (a root, one per layer, owns no token: every token has bytes)
             a = trie.lo[node]
             parts.append(((a, a + n_own),))
         gproj = self._gproj

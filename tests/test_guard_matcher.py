@@ -437,6 +437,118 @@ def test_mask_agrees_with_consume_on_random_walks(project) -> None:
                 break
 
 
+def test_masks_in_shared_pieces_agree_with_consume_and_apply_exactly(project, monkeypatch) -> None:
+    """Masks kept as pieces shared between masks (a layer's allowed or banned ids; a layer
+    banned whole with its allowed ids restored) ban exactly what the automaton rejects.  The
+    byte-level vocabulary is small, so the threshold for sharing is lowered to make every
+    layer's ids a shared piece and every kind of piece appear."""
+    torch = pytest.importorskip("torch")
+    import luaguard.guard.vocab as V
+    from guard_support import byte_level_tokenizer
+    from luaguard.guard.automaton import Automaton
+    from luaguard.guard.matcher import path_space
+    from luaguard.guard.token_bytes import token_table
+
+    monkeypatch.setattr(V, "SHARE_MIN", 4)
+    table = token_table(byte_level_tokenizer())
+    g = Guard(Automaton(path_space(project)), table)
+    files = sorted((SAMPLES / "src").rglob("*.luau"))
+    rng = random.Random(11)
+    kinds = {"keep": 0, "ban": 0, "several": 0}
+    for _ in range(8):
+        f = rng.choice(files)
+        src = f.read_text()
+        off = rng.randrange(len(src))
+        m = g.matcher(src[:off], scripts=project.instances_for_file(str(f.relative_to(SAMPLES))))
+        for _step in range(4):
+            mask = m.mask()
+            kinds["keep"] += bool(mask.keep) and not mask.allow
+            kinds["ban"] += bool(mask.ban)
+            kinds["several"] += len(mask.keep) + len(mask.ban) > 1
+            want = [g.advance(m.cursor, t) is not None for t in range(table.size)]
+            row = torch.zeros(table.size + 2)
+            mask.apply_(row)
+            got = [row[t].item() == 0.0 for t in range(table.size)]
+            assert got == want, (src[max(0, off - 40):off], m.text)
+            assert row[table.size:].eq(float("-inf")).all()
+            assert mask.n_allowed == sum(want)
+            assert set(mask.ids.tolist()) == {t for t in range(table.size) if want[t] == mask.allow}
+            m.consume(rng.choice([t for t in range(table.size) if want[t]]))
+            if m.finished:
+                break
+    assert kinds["keep"] and kinds["ban"] and kinds["several"], kinds
+
+
+def test_cached_token_effects_equal_reading_byte_by_byte(project) -> None:
+    """Guard.advance reads a generated token by one look-up of its cached effect; the cursor
+    (state, identifier, declared names, bindings) equals the one reading it byte by byte
+    gives, declarations included."""
+    from luaguard.guard.automaton import GEN
+    from luaguard.guard.matcher import _feed
+    from guard_support import byte_level_tokenizer
+    from luaguard.guard.token_bytes import token_table
+
+    table = token_table(byte_level_tokenizer())
+    g = guard_for(table, project)
+    tok = byte_level_tokenizer()
+    rng = random.Random(5)
+    files = sorted((SAMPLES / "src").rglob("*.luau"))
+    checked = declared = 0
+    for f in rng.sample(files, 6):
+        src = f.read_text()
+        scripts = project.instances_for_file(str(f.relative_to(SAMPLES)))
+        cut = len(src) // 3
+        ids = tok.encode(src[cut:cut + 1500])
+        for round_ in range(2):  # the second round reads every token from the cache
+            cur = g.start(src[:cut], scripts=scripts)
+            for t in ids:
+                fast = g.advance(cur, t)
+                slow = _feed(g, cur, table.token_bytes[t], GEN)
+                assert fast == slow, (round_, table.token_bytes[t])
+                if fast is None:
+                    break
+                checked += 1
+                declared += fast.bindings is not cur.bindings or fast.names != cur.names
+                cur = fast
+    assert checked > 1000 and declared > 0
+
+
+def test_priming_reuses_the_analysis_lexing_and_gets_the_same_cursor(project) -> None:
+    """Priming on header + prefix with the prefix's analysis reuses the analysis' lexing
+    (the header is line comments); the cursor is the one lexing the whole prompt gives, at
+    every cut, also where the header is not plain line comments (then it lexes again)."""
+    from dataclasses import replace
+
+    from guard_support import byte_level_tokenizer
+    from luaguard.guard.context import build_prompt
+    from luaguard.guard.matcher import _prime, _shared_lex
+
+    g = guard_for(BYTES, project)
+    space = g.space
+    tok = byte_level_tokenizer()
+    files = sorted((SAMPLES / "src").rglob("*.luau"))
+    rng = random.Random(3)
+    shared = 0
+    for f in rng.sample(files, 8):
+        src = f.read_text()
+        scripts = list(project.instances_for_file(str(f.relative_to(SAMPLES))))
+        for off in sorted(rng.sample(range(1, len(src)), 6)) + [len(src)]:
+            an = space.analyze(src[:off], scripts)
+            p = build_prompt(src, off, tokenizer=tok, context_length=100_000, max_new_tokens=8, project=project,
+                             scripts=scripts, analysis=an, space=space, fim=False)
+            shift = len(p.header)
+            assert p.guard_text[shift:] == src[:off]
+            shared += _shared_lex(p.guard_text, an, shift) is not None
+            fast = _prime(g, p.guard_text, scripts, an, shift)
+            slow = _prime(g, p.guard_text, scripts, replace(an, lex=None), shift)
+            assert fast == slow, (f.name, off)
+            for head in ("--[[ facts ]]\n", "x = 1 -- not a comment header\n", "-- no line break"):
+                assert _shared_lex(head + src[:off], an, len(head)) is None
+                assert _prime(g, head + src[:off], scripts, an, len(head)) == \
+                    _prime(g, head + src[:off], scripts, replace(an, lex=None), len(head))
+    assert shared > 40
+
+
 def test_rollback_and_fork(guard) -> None:
     m = guard.matcher("local x = game.ReplicatedStorage.")
     first = m.mask()

@@ -103,6 +103,8 @@ class Guard:
         self.engine = MaskEngine(automaton, table)
         self._primed: OrderedDict = OrderedDict()
         self._lock = threading.Lock()
+        # (state, token id) -> what reading the token does (see _token_effect); bounded
+        self._effects: dict[tuple[tuple, int], tuple | None] = {}
 
     @classmethod
     def for_model(cls, tokenizer: Any, vocab_size: int | None = None, *, project=None,
@@ -142,6 +144,8 @@ class Guard:
         """The cursor after ``token_id``, or ``None`` when the guard does not allow it.
 
         EOS is allowed only where :meth:`eos_ok`; special tokens and ids without bytes never.
+        What a token does from a state is cached (:func:`_token_effect`), so a token read
+        before from the same state costs one look-up, not one automaton step per byte.
         """
         if cur.finished:
             return None
@@ -153,7 +157,22 @@ class Guard:
         data = table.token_bytes[token_id]
         if not data:
             return None
-        return _feed(self, cur, data, GEN)
+        key = (cur.state, token_id)
+        eff = self._effects.get(key, _MISSING)
+        if eff is _MISSING:
+            eff = _token_effect(self.automaton, cur.state, data)
+            if len(self._effects) > 200_000:
+                self._effects.clear()
+            self._effects[key] = eff
+        if eff is None:
+            return None
+        if eff is _EVENTS:
+            return _feed(self, cur, data, GEN)
+        st, how_ident, a, z = eff
+        ident = cur.ident if how_ident == 0 else (cur.ident + data[:z] if how_ident == 1 else data[a:z])
+        if st[0] == AU.M_IDENT:
+            st = _attach(st, ident, cur.bindings)
+        return Cursor(st, cur.bindings, ident, cur.names, False, cur.generated + data)
 
     def warm(self, sequences: Iterable[Sequence[int]], *, scripts: Sequence[Instance] = (),
              budget_s: float = 5.0) -> int:
@@ -314,6 +333,39 @@ def _feed(guard: Guard, cur: Cursor, data: bytes, how: int) -> Cursor | None:
     return Cursor(st, bindings, ident, names, False, gen)
 
 
+_MISSING = object()
+_EVENTS = ("events",)  # a token whose reading emits declaration events: read by _feed
+
+
+def _token_effect(au: Automaton, state: tuple, data: bytes) -> tuple | None:
+    """What reading generated token bytes ``data`` from ``state`` does, independently of the
+    cursor's bindings and identifier: ``None`` (rejected), :data:`_EVENTS` (declaration
+    events fire: :func:`_feed` must read it), or ``(state, how, a, z)`` - the state before
+    the boundary's value is attached and the identifier afterwards: the old one (``how``
+    0), the old one + ``data[:z]`` (1) or ``data[a:z]`` (2), exactly as :func:`_feed`
+    tracks it.  Cached per (state, token) by :meth:`Guard.advance`: a generated token then
+    costs one look-up instead of one automaton step per byte."""
+    step = au.cached_step
+    st = state
+    how_ident, a, z = 0, 0, 0
+    for i, b in enumerate(data):
+        was_ident = st[0] == AU.M_IDENT
+        ns = step(st, b, GEN)
+        if ns is None:
+            return None
+        if ns[AU.EV]:
+            return _EVENTS
+        if ns[0] == AU.M_IDENT:
+            if was_ident:
+                z = i + 1
+                if how_ident == 0:
+                    how_ident = 1
+            else:
+                how_ident, a, z = 2, i, i + 1
+        st = ns
+    return (st, how_ident, a, z)
+
+
 def _bind(bindings: Mapping[str, int], names: Iterable[str], value: int) -> Mapping[str, int]:
     """Bind declared ``names`` to ``value``: a name already bound to another instance value
     becomes :data:`POISON` (which declaration is in scope is unknown), an unknown value
@@ -394,10 +446,36 @@ def _restart(text: str, lex: L.LexResult) -> int:
     return cand
 
 
+def _shared_lex(prompt: str, analysis: PrefixAnalysis | None, shift: int) -> L.LexResult | None:
+    """The analysis' lexing of ``prompt[shift:]`` when the guard may use it for the whole
+    prompt: the analysed text is that tail and the part in front (the facts header) is
+    line comments only, ending with a line break, so it adds no token, frame or open text."""
+    if analysis is None or analysis.lex is None or analysis.length != len(prompt) - shift:
+        return None
+    if shift:
+        head = prompt[:shift]
+        if not head.endswith("\n"):
+            return None
+        hl = L.tokenize(head)
+        if len(hl.tokens) != 1 or hl.errors or any(c.text.startswith("--[") for c in hl.comments):
+            return None
+    return analysis.lex
+
+
 def _prime(guard: Guard, prompt: str, scripts: list[Instance], analysis: PrefixAnalysis | None, shift: int) -> Cursor:
     space = guard.space
-    lex = L.tokenize(prompt)
-    restart = _restart(prompt, lex)
+    lex = _shared_lex(prompt, analysis, shift)
+    base = 0
+    if lex is not None:
+        rel = _restart(prompt[shift:] if shift else prompt, lex)
+        if rel > 0:  # (at 0 the scan would go on into the header: lex it all instead)
+            base = shift
+            restart = shift + rel
+        else:
+            lex = None
+    if lex is None:
+        lex = L.tokenize(prompt)
+        restart = _restart(prompt, lex)
     tokens = [t for t in lex.tokens if t.kind != L.EOF]
     if guard.automaton.paths:
         if analysis is None:
@@ -405,10 +483,10 @@ def _prime(guard: Guard, prompt: str, scripts: list[Instance], analysis: PrefixA
         bindings = dict(space.bindings(analysis, scripts, before=restart, shift=shift))
     else:
         bindings = {}
-    stack, ifx, expr_next = prompt_frames(tokens, restart)
+    stack, ifx, expr_next = prompt_frames(tokens, restart - base)
     before = None
     for t in tokens:
-        if t.start >= restart:
+        if t.start >= restart - base:
             break
         before = t
     prev = _prev_class(before, expr_next)

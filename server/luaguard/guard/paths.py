@@ -31,6 +31,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ..checks.resolve import Resolver, Value
 from ..project.tree import Instance, is_identifier
@@ -88,10 +89,15 @@ class LocalFact:
 
 @dataclass(frozen=True)
 class PrefixAnalysis:
-    """What :meth:`PathSpace.analyze` found in a text: its locals and required modules."""
+    """What :meth:`PathSpace.analyze` found in a text: its locals and required modules;
+    ``lex``: the text's :func:`~luaguard.luau.lexer.tokenize` result and ``length`` its
+    length in characters (the guard's priming reuses them instead of lexing the prompt
+    again; ``None``/``-1`` when not kept)."""
 
     locals: list[LocalFact]
     requires: list[Instance]
+    lex: Any = None
+    length: int = -1
 
 
 @dataclass
@@ -290,10 +296,13 @@ class PathSpace:
 
         locals_: list[LocalFact] = []
         requires: list[Instance] = []
+        from ..luau.lexer import tokenize
+
+        lex = tokenize(text)
         try:
-            chunk = parse(text)
+            chunk = parse(text, lex)
         except RecursionError:  # pragma: no cover - the parser has its own depth limit
-            return PrefixAnalysis(locals_, requires)
+            return PrefixAnalysis(locals_, requires, lex, len(text))
         r = Resolver(self.project, list(scripts), frozenset())
         for node in A.walk(chunk.body):
             t = type(node)
@@ -305,7 +314,7 @@ class PathSpace:
                 f = node.func
                 if type(f) is A.ExprGlobal and f.name == "require":
                     requires.extend(r.value(node.args[0]).nodes)
-        return PrefixAnalysis(locals_, requires)
+        return PrefixAnalysis(locals_, requires, lex, len(text))
 
     def bindings(self, analysis: PrefixAnalysis, scripts: list[Instance], *, before: int | None = None,
                  shift: int = 0) -> dict[str, int]:

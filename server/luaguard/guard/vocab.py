@@ -22,10 +22,13 @@ known one only in, say, its bracket stack reuses every group that no closer reac
 subtree that is a free run for the state (an identifier that any name may continue, a
 comment with no phrase pending ...) is accepted whole without being visited.
 
-**Masks** (:class:`TokenMask`) are cached per projected state and store whichever of the
-allowed and the banned id sets is smaller, as a numpy array and, on first use per device, a
-torch tensor.  Applying one costs one ``index_fill_`` (banned ids) or ``index_select`` +
-``fill_`` + ``index_copy_`` (allowed ids); no ``decode``/``encode`` happens in a step.
+**Masks** (:class:`TokenMask`) are cached per projected state and hold whichever of the
+allowed and the banned id sets is smaller, as numpy arrays (torch tensors on first use per
+device).  The arrays are per token layer and shared by every mask that uses the same
+layer state, so a new mask at a large vocabulary mostly reuses arrays instead of
+allocating its own (see :meth:`MaskEngine._build`).  Applying one costs one
+``index_fill_`` per banned array (or ``index_select`` + ``fill_`` + ``index_copy_`` for
+allowed ids); no ``decode``/``encode`` happens in a step.
 """
 
 from __future__ import annotations
@@ -33,7 +36,6 @@ from __future__ import annotations
 import gc
 import sys
 import threading
-from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any
 
@@ -316,33 +318,80 @@ def _new_trie(table: TokenTable) -> VocabTrie:
     return trie
 
 
-@dataclass(eq=False)
+#: id arrays shorter than this are copied into one array per mask; longer ones (a layer's
+#: allowed or banned ids) are shared by every mask that uses them and applied one by one
+SHARE_MIN = 2048
+
+
 class TokenMask:
     """Which token ids may come next.
 
-    ``allow``: ``ids`` lists the allowed ids (else the banned ids); ``eos``: EOS is among the
-    allowed; ``n_allowed``: how many ids are allowed; ``dead_end``: nothing but EOS could be
-    allowed although the text may not stop there (the guard then lets the model stop).
+    ``allow``: the mask is kept as its allowed ids (else as its banned ids); ``ids``: those
+    ids as one array (built on first use: see below); ``size``: the vocabulary size;
+    ``eos``: EOS is among the allowed; ``n_allowed``: how many ids are allowed;
+    ``dead_end``: nothing but EOS could be allowed although the text may not stop there (the
+    guard then lets the model stop).
+
+    **Storage.**  A mask is held as a few id arrays, most of them shared with other masks
+    (one per token layer and state: see :meth:`MaskEngine.mask`), so that a new mask at a
+    large vocabulary allocates little: ``keep`` (disjoint arrays of allowed ids) and, for a
+    mask kept as banned ids, ``ban`` (arrays of ids set to ``-inf``, which may include ids of
+    ``keep``: those are restored afterwards).  ``TokenMask(allow, ids, ...)`` builds a mask
+    from one array as before.
     """
 
-    allow: bool
-    ids: np.ndarray
-    size: int
-    n_allowed: int
-    eos: bool
-    dead_end: bool = False
-    _tensors: dict[Any, Any] = field(default_factory=dict, repr=False)
-    _set: frozenset[int] | None = field(default=None, repr=False)
+    __slots__ = ("allow", "size", "n_allowed", "eos", "dead_end", "keep", "ban", "_ids", "_tensors", "_set")
+
+    def __init__(self, allow: bool, ids: np.ndarray | None, size: int, n_allowed: int, eos: bool,
+                 dead_end: bool = False, *, keep: tuple[np.ndarray, ...] = (),
+                 ban: tuple[np.ndarray, ...] = ()) -> None:
+        self.allow = allow
+        self.size = size
+        self.n_allowed = n_allowed
+        self.eos = eos
+        self.dead_end = dead_end
+        if ids is not None:
+            keep, ban = ((ids,), ()) if allow else ((), (ids,))
+        self.keep = keep
+        self.ban = ban
+        self._ids = ids
+        self._tensors: dict[Any, tuple] = {}
+        self._set: frozenset[int] | None = None
+
+    def __repr__(self) -> str:
+        return (f"TokenMask(allow={self.allow}, n_allowed={self.n_allowed}, size={self.size}, eos={self.eos}, "
+                f"dead_end={self.dead_end}, parts={len(self.keep)}+{len(self.ban)})")
+
+    @property
+    def ids(self) -> np.ndarray:
+        """The allowed ids (``allow``) or the banned ids, as one int64 array (cached; not
+        used in a step)."""
+        if self._ids is None:
+            if self.allow:
+                got = _cat(self.keep)
+            else:
+                got = _cat(self.ban)
+                if self.keep:
+                    got = np.setdiff1d(got, _cat(self.keep), assume_unique=True)
+            self._ids = got
+        return self._ids
 
     def tensor(self, device: Any = "cpu"):
-        """The ids as a torch ``int64`` tensor on ``device`` (cached)."""
-        t = self._tensors.get(device)
-        if t is None:
+        """The ids as one torch ``int64`` tensor on ``device`` (for tools and engines that
+        take one index tensor; a step uses :meth:`apply_`)."""
+        import torch
+
+        return torch.from_numpy(self.ids).to(device)
+
+    def _parts(self, device: Any) -> tuple:
+        got = self._tensors.get(device)
+        if got is None:
             import torch
 
-            t = torch.from_numpy(self.ids).to(device)
-            self._tensors[device] = t
-        return t
+            got = (tuple(torch.from_numpy(a).to(device) for a in self.keep),
+                   tuple(torch.from_numpy(a).to(device) for a in self.ban))
+            self._tensors[device] = got
+        return got
 
     def allows(self, token_id: int) -> bool:
         """Whether ``token_id`` is allowed (for tests and tools; not used in a step)."""
@@ -356,16 +405,75 @@ class TokenMask:
         The row may be wider than the mask (a model padding its vocabulary): ids past
         ``size`` are banned too.
         """
-        ids = self.tensor(row.device)
+        keep, ban = self._parts(row.device)
         width = row.shape[-1]
+        if width < self.size:
+            keep = tuple(t[t < width] for t in keep)
+            ban = tuple(t[t < width] for t in ban)
+        n_keep = sum(len(t) for t in keep) if keep else 0
+        if n_keep < 16384:
+            saved = [row.index_select(0, t) for t in keep]
+        else:
+            import torch
+
+            saved = []
+            # the kept scores go to a scratch buffer reused across steps: a fresh tensor of
+            # tens of thousands of scores per step is memory the OS maps anew each time
+            buf = _scratch(row, n_keep)
+            at = 0
+            for t in keep:
+                part = buf[at:at + len(t)]
+                torch.index_select(row, 0, t, out=part)
+                saved.append(part)
+                at += len(t)
         if self.allow:
-            keep = row.index_select(0, ids) if width >= self.size else row.index_select(0, ids[ids < width])
             row.fill_(float("-inf"))
-            row.index_copy_(0, ids if width >= self.size else ids[ids < width], keep)
         else:
             if width > self.size:
                 row[self.size:] = float("-inf")
-            row.index_fill_(0, ids if width >= self.size else ids[ids < width], float("-inf"))
+            for t in ban:
+                row.index_fill_(0, t, float("-inf"))
+        for t, v in zip(keep, saved):
+            row.index_copy_(0, t, v)
+
+
+_SCRATCH = threading.local()
+
+
+def _scratch(row, n: int):
+    """A 1-D tensor of at least ``n`` elements of ``row``'s dtype and device, reused by the
+    calling thread (see :meth:`TokenMask.apply_`)."""
+    key = (row.device, row.dtype)
+    bufs = getattr(_SCRATCH, "bufs", None)
+    if bufs is None:
+        bufs = _SCRATCH.bufs = {}
+    buf = bufs.get(key)
+    if buf is None or len(buf) < n:
+        import torch
+
+        buf = bufs[key] = torch.empty(max(n, 4096), dtype=row.dtype, device=row.device)
+    return buf
+
+
+def _cat(arrays: tuple[np.ndarray, ...] | list[np.ndarray]) -> np.ndarray:
+    if not arrays:
+        return np.zeros(0, dtype=np.int64)
+    return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
+
+
+def _merge_small(arrays: list[np.ndarray]) -> tuple[tuple[np.ndarray, ...], int]:
+    """``arrays`` without empty ones, those under :data:`SHARE_MIN` ids copied into one; also
+    the number of ids newly allocated."""
+    small = [a for a in arrays if 0 < len(a) < SHARE_MIN]
+    out = [a for a in arrays if len(a) >= SHARE_MIN]
+    fresh = 0
+    if len(small) == 1:
+        out.append(small[0])
+    elif small:
+        merged = np.concatenate(small)
+        fresh = len(merged)
+        out.append(merged)
+    return tuple(out), fresh
 
 
 class MaskEngine:
@@ -373,8 +481,9 @@ class MaskEngine:
 
     Thread-safe (one lock around the walk and the caches).  Memory is bounded twice over:
     past ``max_memo`` walk-memo entries every cache is cleared; past ``max_mask_ids`` stored
-    ids the oldest masks are dropped (down to half the budget) with every index that points
-    at masks, and the walk's memo stays, so a dropped mask is rebuilt from it cheaply.
+    ids (the layers' id arrays and the masks' own small arrays) the oldest layer arrays are
+    dropped (down to half the budget) with every mask and every index that points at masks,
+    and the walk's memo stays, so a dropped mask is rebuilt from it cheaply.
     """
 
     def __init__(self, automaton: Automaton, table: TokenTable, *, max_memo: int = 600_000,
@@ -409,21 +518,31 @@ class MaskEngine:
         self._bad: dict[int, int] = {}
         self._combos: dict[tuple[tuple[int, ...], bool], TokenMask] = {}
         self._larrays: dict[int, np.ndarray] = {}
+        # per layer and state: [n allowed, allowed ids, banned ids within the layer] (built
+        # on demand; see _build)
+        self._pieces: dict[int, list] = {}
+        self._merged_ids = 0  # ids held by the masks' own (merged) arrays
         self._by_state: dict[tuple, TokenMask] = {}  # by full state: no projection on a hit
         self._mask_ids = 0
 
     def _evict_masks(self) -> None:
-        """Drop the oldest masks until at most half of ``max_mask_ids`` ids are stored; the
+        """Drop the oldest layer id arrays until at most half of ``max_mask_ids`` ids are
+        stored, and every mask (masks are rebuilt from the layer arrays that stay); the
         walk's memo and transition tables stay.  Measured at a 152k vocabulary (guard_eval's
-        replay, 12,650 steps, the budget running out twice): clearing every cache instead
-        put the p99 at 4.1 ms; dropping masks only, 3.0 ms; with no budget at all, 2.4 ms."""
-        combos = self._combos
-        for ck in list(combos):  # oldest first
+        replay, 12,650 steps, the budget running out twice, when masks were single arrays):
+        clearing every cache instead put the p99 at 4.1 ms; dropping masks only, 3.0 ms;
+        with no budget at all, 2.4 ms."""
+        pieces = self._pieces
+        for key in list(pieces):  # oldest first
             if self._mask_ids <= self.max_mask_ids // 2:
                 break
-            self._mask_ids -= len(combos.pop(ck).ids)
+            info = pieces.pop(key)
+            self._mask_ids -= sum(len(a) for a in info[1:] if a is not None)
+        self._combos.clear()
         self._masks.clear()
         self._by_state.clear()
+        self._mask_ids -= self._merged_ids
+        self._merged_ids = 0
 
     # -- public ----------------------------------------------------------------------------
     def mask_after(self, state: tuple) -> TokenMask:
@@ -465,10 +584,8 @@ class MaskEngine:
                 limit = sys.getrecursionlimit()
                 if limit < 4000:
                     sys.setrecursionlimit(4000)
-                m = self._build([self._layer_array(root, lsid) for root, lsid in zip(trie.roots, layers)
-                                 if lsid >= 0], eos)
+                m = self._build(layers, eos)
                 self._combos[ck] = m
-                self._mask_ids += len(m.ids)
                 if self._mask_ids > self.max_mask_ids:
                     self._evict_masks()
             else:
@@ -673,30 +790,92 @@ class MaskEngine:
                 out.append((a, a + own[child]))
         return tuple(out)
 
-    def _build(self, layers: list[np.ndarray], eos: bool) -> TokenMask:
-        """The :class:`TokenMask` of accepted rank intervals, given per layer in layer order as
-        ``(n, 2)`` arrays of sorted, disjoint half-open intervals (vectorised)."""
-        perm = self.trie.perm
-        size = self.table.size
-        n_real = self.trie.n_real
-        iv = np.concatenate(layers) if len(layers) > 1 else (layers[0] if layers else None)
-        if iv is not None and len(iv):
+    def _piece(self, root: int, lsid: int) -> list:
+        """``[n, allowed, banned]`` for layer ``root`` from (projected) state ``lsid``: how many
+        of its tokens are accepted and, once asked for (:meth:`_side`), their ids and the ids
+        of the layer's other tokens."""
+        key = (root << 32) | lsid
+        got = self._pieces.get(key)
+        if got is None:
+            iv = self._layer_array(root, lsid)
+            got = self._pieces[key] = [int((iv[:, 1] - iv[:, 0]).sum()) if len(iv) else 0, None, None]
+        return got
+
+    def _side(self, root: int, lsid: int, info: list, banned: bool) -> np.ndarray:
+        """The allowed (or, with ``banned``, the banned) ids of a layer's ``info`` (built once
+        and counted against the id budget)."""
+        got = info[2 if banned else 1]
+        if got is None:
+            trie = self.trie
+            iv = self._layer_array(root, lsid)
             a, z = iv[:, 0], iv[:, 1]
-            allowed = int((z - a).sum())
-        else:
-            a = z = np.zeros(0, dtype=np.int64)
-            allowed = 0
+            if banned:
+                lo, hi = trie.lo[root], trie.hi[root]
+                ca = np.concatenate((np.full(1, lo, dtype=np.int64), z))
+                cz = np.concatenate((a, np.full(1, hi, dtype=np.int64)))
+                gaps = cz > ca
+                a, z = ca[gaps], cz[gaps]
+            got = trie.perm[_expand(a, z)]
+            info[2 if banned else 1] = got
+            self._mask_ids += len(got)
+        return got
+
+    def _build(self, layers: tuple[int, ...], eos: bool) -> TokenMask:
+        """The :class:`TokenMask` of the layers' states ``layers`` (one per root, ``-1``: none
+        of the layer's tokens fits).
+
+        Per layer the accepted tokens are counted from the walk's rank intervals; the mask is
+        kept as allowed ids when at most half the vocabulary is allowed, else as banned ids,
+        where a large layer that allows at most half its tokens is banned whole (its ids are
+        a slice of the rank order) and its allowed ids restored.  The id arrays of a layer
+        state are built once and shared by every mask that uses them; only arrays under
+        :data:`SHARE_MIN` ids are copied into the mask's own.  (At a 152k vocabulary, one
+        fresh array per mask allocated 348 MB over guard_eval's replay, and the first touch
+        of that memory - about 17 us a page on this VM - made most of the slowest steps.)"""
+        trie = self.trie
+        size = self.table.size
+        used = []
+        allowed = 0
+        for root, lsid in zip(trie.roots, layers):
+            n_layer = trie.layer_sizes[root]
+            if not n_layer:
+                continue
+            info = self._piece(root, lsid) if lsid >= 0 else None
+            n = info[0] if info is not None else 0
+            allowed += n
+            used.append((root, lsid, info, n, n_layer))
         dead = False
         if allowed == 0 and not eos:
             eos, dead = True, True
         n_eos = len(self._eos) if eos else 0
         if allowed + n_eos <= size // 2:
-            ids = perm[_expand(a, z)]
-            if eos:
-                ids = np.concatenate((ids, self._eos))
-            return TokenMask(True, ids, size, allowed + n_eos, eos, dead)
-        ca = np.concatenate((np.zeros(1, dtype=np.int64), z))
-        cz = np.concatenate((a, np.full(1, n_real, dtype=np.int64)))
-        gaps = cz > ca
-        ids = np.concatenate((perm[_expand(ca[gaps], cz[gaps])], self._nobyte_no_eos if eos else self._nobyte_all))
-        return TokenMask(False, ids, size, size - len(ids), eos, dead)
+            parts = [self._side(root, lsid, info, False) for root, lsid, info, n, _nl in used if n]
+            if n_eos:
+                parts.append(self._eos)
+            keep, fresh = _merge_small(parts)
+            self._merged_ids += fresh
+            self._mask_ids += fresh
+            return TokenMask(True, None, size, allowed + n_eos, eos, dead, keep=keep)
+        bans: list[np.ndarray] = []
+        keeps: list[np.ndarray] = []
+        n_banned = 0
+        perm = trie.perm
+        for root, lsid, info, n, n_layer in used:
+            if n == n_layer:
+                continue
+            n_banned += n_layer - n
+            if n == 0:
+                bans.append(perm[trie.lo[root]:trie.hi[root]])
+            elif 2 * n <= n_layer and n_layer >= SHARE_MIN:
+                bans.append(perm[trie.lo[root]:trie.hi[root]])
+                keeps.append(self._side(root, lsid, info, False))
+            else:
+                bans.append(self._side(root, lsid, info, True))
+        tail = self._nobyte_no_eos if eos else self._nobyte_all
+        bans.append(tail)
+        n_banned += len(tail)
+        ban, fresh = _merge_small(bans)
+        keep, fresh2 = _merge_small(keeps)
+        self._merged_ids += fresh + fresh2
+        self._mask_ids += fresh + fresh2
+        return TokenMask(False, None, size, size - n_banned, eos, dead, keep=keep, ban=ban)

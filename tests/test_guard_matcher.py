@@ -539,6 +539,8 @@ def test_priming_reuses_the_analysis_lexing_and_gets_the_same_cursor(project) ->
             shift = len(p.header)
             assert p.guard_text[shift:] == src[:off]
             shared += _shared_lex(p.guard_text, an, shift) is not None
+            # an analysis of another text of the same length is never taken for this one
+            assert _shared_lex(p.guard_text, replace(an, text="\x00" * len(an.text)), shift) is None
             fast = _prime(g, p.guard_text, scripts, an, shift)
             slow = _prime(g, p.guard_text, scripts, replace(an, lex=None), shift)
             assert fast == slow, (f.name, off)

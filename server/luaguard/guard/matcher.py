@@ -450,7 +450,9 @@ def _shared_lex(prompt: str, analysis: PrefixAnalysis | None, shift: int) -> L.L
     """The analysis' lexing of ``prompt[shift:]`` when the guard may use it for the whole
     prompt: the analysed text is that tail and the part in front (the facts header) is
     line comments only, ending with a line break, so it adds no token, frame or open text."""
-    if analysis is None or analysis.lex is None or analysis.length != len(prompt) - shift:
+    if analysis is None or analysis.lex is None or analysis.text is None:
+        return None
+    if len(analysis.text) != len(prompt) - shift or not prompt.endswith(analysis.text):
         return None
     if shift:
         head = prompt[:shift]

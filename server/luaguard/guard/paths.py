@@ -90,14 +90,14 @@ class LocalFact:
 @dataclass(frozen=True)
 class PrefixAnalysis:
     """What :meth:`PathSpace.analyze` found in a text: its locals and required modules;
-    ``lex``: the text's :func:`~luaguard.luau.lexer.tokenize` result and ``length`` its
-    length in characters (the guard's priming reuses them instead of lexing the prompt
-    again; ``None``/``-1`` when not kept)."""
+    ``text``: the analysed text and ``lex`` its :func:`~luaguard.luau.lexer.tokenize`
+    result (the guard's priming reuses it instead of lexing the prompt again; ``None``
+    when not kept)."""
 
     locals: list[LocalFact]
     requires: list[Instance]
     lex: Any = None
-    length: int = -1
+    text: str | None = None
 
 
 @dataclass
@@ -302,7 +302,7 @@ class PathSpace:
         try:
             chunk = parse(text, lex)
         except RecursionError:  # pragma: no cover - the parser has its own depth limit
-            return PrefixAnalysis(locals_, requires, lex, len(text))
+            return PrefixAnalysis(locals_, requires, lex, text)
         r = Resolver(self.project, list(scripts), frozenset())
         for node in A.walk(chunk.body):
             t = type(node)
@@ -314,7 +314,7 @@ class PathSpace:
                 f = node.func
                 if type(f) is A.ExprGlobal and f.name == "require":
                     requires.extend(r.value(node.args[0]).nodes)
-        return PrefixAnalysis(locals_, requires, lex, len(text))
+        return PrefixAnalysis(locals_, requires, lex, text)
 
     def bindings(self, analysis: PrefixAnalysis, scripts: list[Instance], *, before: int | None = None,
                  shift: int = 0) -> dict[str, int]:

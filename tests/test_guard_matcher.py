@@ -409,6 +409,17 @@ def test_apply_sets_minus_inf_on_banned_ids_only(guard) -> None:
         assert (row[t].item() == 0.0) == (t < BYTES.size and mask.allows(t)), t
 
 
+def _random_matchers(g, project, rng, n):
+    """``n`` matchers primed at random offsets of random sample files, each with the 40
+    characters before its offset (for assertion messages)."""
+    files = sorted((SAMPLES / "src").rglob("*.luau"))
+    for _ in range(n):
+        f = rng.choice(files)
+        src = f.read_text()
+        off = rng.randrange(len(src))
+        yield g.matcher(src[:off], scripts=project.instances_for_file(str(f.relative_to(SAMPLES)))), src[max(0, off - 40):off]
+
+
 def test_mask_agrees_with_consume_on_random_walks(project) -> None:
     from guard_support import byte_level_tokenizer
     from luaguard.guard.token_bytes import token_table
@@ -416,19 +427,14 @@ def test_mask_agrees_with_consume_on_random_walks(project) -> None:
     tok = byte_level_tokenizer()
     table = token_table(tok)
     g = guard_for(table, project)
-    files = sorted((SAMPLES / "src").rglob("*.luau"))
     rng = random.Random(7)
-    for _ in range(6):
-        f = rng.choice(files)
-        src = f.read_text()
-        off = rng.randrange(len(src))
-        m = g.matcher(src[:off], scripts=project.instances_for_file(str(f.relative_to(SAMPLES))))
+    for m, before in _random_matchers(g, project, rng, 6):
         for _step in range(4):
             mask = m.mask()
             allowed = []
             for t in range(table.size):
                 a = mask.allows(t)
-                assert a == (g.advance(m.cursor, t) is not None), (src[max(0, off - 40):off], m.text, table.token_bytes[t])
+                assert a == (g.advance(m.cursor, t) is not None), (before, m.text, table.token_bytes[t])
                 if a:
                     allowed.append(t)
             t = rng.choice(allowed)
@@ -452,14 +458,9 @@ def test_masks_in_shared_pieces_agree_with_consume_and_apply_exactly(project, mo
     monkeypatch.setattr(V, "SHARE_MIN", 4)
     table = token_table(byte_level_tokenizer())
     g = Guard(Automaton(path_space(project)), table)
-    files = sorted((SAMPLES / "src").rglob("*.luau"))
     rng = random.Random(11)
     kinds = {"keep": 0, "ban": 0, "several": 0}
-    for _ in range(8):
-        f = rng.choice(files)
-        src = f.read_text()
-        off = rng.randrange(len(src))
-        m = g.matcher(src[:off], scripts=project.instances_for_file(str(f.relative_to(SAMPLES))))
+    for m, before in _random_matchers(g, project, rng, 8):
         for _step in range(4):
             mask = m.mask()
             kinds["keep"] += bool(mask.keep) and not mask.allow
@@ -469,7 +470,7 @@ def test_masks_in_shared_pieces_agree_with_consume_and_apply_exactly(project, mo
             row = torch.zeros(table.size + 2)
             mask.apply_(row)
             got = [row[t].item() == 0.0 for t in range(table.size)]
-            assert got == want, (src[max(0, off - 40):off], m.text)
+            assert got == want, (before, m.text)
             assert row[table.size:].eq(float("-inf")).all()
             assert mask.n_allowed == sum(want)
             assert set(mask.ids.tolist()) == {t for t in range(table.size) if want[t] == mask.allow}

@@ -447,9 +447,10 @@ def _restart(text: str, lex: L.LexResult) -> int:
 
 
 def _shared_lex(prompt: str, analysis: PrefixAnalysis | None, shift: int) -> L.LexResult | None:
-    """The analysis' lexing of ``prompt[shift:]`` when the guard may use it for the whole
-    prompt: the analysed text is that tail and the part in front (the facts header) is
-    line comments only, ending with a line break, so it adds no token, frame or open text."""
+    """The analysis' lexing of ``prompt[shift:]`` (``analysis.text``) when the guard may use
+    it for the whole prompt: the analysed text is that tail and the part in front (the
+    facts header) is line comments only, ending with a line break, so it adds no token,
+    frame or open text."""
     if analysis is None or analysis.lex is None or analysis.text is None:
         return None
     if len(analysis.text) != len(prompt) - shift or not prompt.endswith(analysis.text):
@@ -469,7 +470,7 @@ def _prime(guard: Guard, prompt: str, scripts: list[Instance], analysis: PrefixA
     lex = _shared_lex(prompt, analysis, shift)
     base = 0
     if lex is not None:
-        rel = _restart(prompt[shift:] if shift else prompt, lex)
+        rel = _restart(analysis.text, lex)  # (the analysed text is prompt[shift:])
         if rel > 0:  # (at 0 the scan would go on into the header: lex it all instead)
             base = shift
             restart = shift + rel

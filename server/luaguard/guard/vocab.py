@@ -340,7 +340,7 @@ class TokenMask:
     from one array as before.
     """
 
-    __slots__ = ("allow", "size", "n_allowed", "eos", "dead_end", "keep", "ban", "_ids", "_tensors", "_set")
+    __slots__ = ("allow", "size", "n_allowed", "eos", "dead_end", "keep", "ban", "_n_keep", "_ids", "_tensors", "_set")
 
     def __init__(self, allow: bool, ids: np.ndarray | None, size: int, n_allowed: int, eos: bool,
                  dead_end: bool = False, *, keep: tuple[np.ndarray, ...] = (),
@@ -354,6 +354,7 @@ class TokenMask:
             keep, ban = ((ids,), ()) if allow else ((), (ids,))
         self.keep = keep
         self.ban = ban
+        self._n_keep = sum(len(a) for a in keep)
         self._ids = ids
         self._tensors: dict[Any, tuple] = {}
         self._set: frozenset[int] | None = None
@@ -407,10 +408,11 @@ class TokenMask:
         """
         keep, ban = self._parts(row.device)
         width = row.shape[-1]
+        n_keep = self._n_keep
         if width < self.size:
             keep = tuple(t[t < width] for t in keep)
             ban = tuple(t[t < width] for t in ban)
-        n_keep = sum(len(t) for t in keep) if keep else 0
+            n_keep = sum(len(t) for t in keep)
         if n_keep < 16384:
             saved = [row.index_select(0, t) for t in keep]
         else:

@@ -145,12 +145,18 @@ class FrameTracker:
         """Block ``frame`` was the innermost frame and ``tok`` closed it."""
 
     # -- the machine -------------------------------------------------------------------------
-    def close(self, kinds: tuple[str, ...], tok: L.Token) -> bool:
-        """Pop the innermost frame whose kind is in ``kinds`` (dropping the frames above it,
-        after :meth:`unclosed` for the innermost); ``False`` when there is none."""
+    def drop_ifexprs(self) -> None:
+        """Pop the innermost open if-expressions: nothing closes them, so a closer (or the
+        end of the text) drops them silently (the parser reports an incomplete one)."""
         stack = self.stack
         while stack and stack[-1].kind == "ifexpr":
             stack.pop()
+
+    def close(self, kinds: tuple[str, ...], tok: L.Token) -> bool:
+        """Pop the innermost frame whose kind is in ``kinds`` (dropping the frames above it,
+        after :meth:`unclosed` for the innermost); ``False`` when there is none."""
+        self.drop_ifexprs()
+        stack = self.stack
         if stack and stack[-1].kind in kinds and not stack[-1].awaiting_do:
             frame = stack.pop()
             if frame.kind not in _BRACKET_KINDS:
@@ -213,9 +219,7 @@ class FrameTracker:
                     self.stray(tok, "block" if kind == "end" else "repeat")
             elif kind in _CLOSE_BRACKETS:
                 opener = _CLOSE_BRACKETS[kind]
-                if not self.close((opener,), tok):
-                    while stack and stack[-1].kind == "ifexpr":
-                        stack.pop()
+                if not self.close((opener,), tok):  # (close dropped the if-expressions)
                     if stack and stack[-1].kind in _BRACKET_KINDS:
                         # A wrong closer, as in `{ 1, 2 ])`: it stands for the closer of
                         # the innermost bracket (Luau reports it there too).
@@ -328,8 +332,7 @@ def analyze_structure(tokens: list[L.Token], lines: LineIndex) -> list[Structure
     eof = machine.run(tokens)
     stack = machine.stack
     if eof is not None:
-        while stack and stack[-1].kind == "ifexpr":
-            stack.pop()
+        machine.drop_ifexprs()
         if stack:
             # Report the innermost open frame, as the parser would at <eof>.
             machine.unclosed(stack[-1], eof)

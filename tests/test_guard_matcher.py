@@ -668,3 +668,109 @@ def test_byte_classes_are_exact(project) -> None:
     for mode in (AU.M_CODE, AU.M_IDENT, AU.M_NAME, AU.M_DOT1, AU.M_COLON, AU.M_DOT2, AU.M_NUM, AU.M_NSTR,
                  AU.M_LPAREN, AU.M_LARG, AU.M_IARG, AU.M_LBRACK):
         assert checked[mode] >= 5, checked
+
+
+# ------------------------------------------------------------------ the mask walk's speed-ups
+
+def _mask_facts(mask):
+    return mask.allow, mask.eos, mask.dead_end, mask.n_allowed, sorted(mask.ids.tolist())
+
+
+def test_compiled_walk_is_built_and_gives_the_python_walks_masks(project) -> None:
+    """The compiled walk (``_walk.c``, built by ``pip install``) computes the same masks as
+    the Python walk, state for state, over random positions of the sample files."""
+    import luaguard.guard.vocab as V
+    from guard_support import byte_level_tokenizer
+    from luaguard.guard.automaton import Automaton
+    from luaguard.guard.matcher import path_space
+    from luaguard.guard.token_bytes import token_table
+
+    assert V._CWalker is not None, "luaguard.guard._walk is not built (the install needs a C compiler)"
+    table = token_table(byte_level_tokenizer())
+    au = Automaton(path_space(project))
+    g = Guard(au, table)
+    assert g.engine.compiled
+    ref = V.MaskEngine(au, table, compiled=False)
+    assert not ref.compiled
+    rng = random.Random(23)
+    n = 0
+    for m, before in _random_matchers(g, project, rng, 12):
+        for _step in range(6):
+            state = m.cursor.state
+            assert _mask_facts(g.engine.mask_after(state)) == _mask_facts(ref.mask_after(state)), (before, m.text)
+            n += 1
+            mask = m.mask()
+            m.consume(rng.choice(mask.ids.tolist()) if mask.allow else rng.choice(
+                [t for t in range(table.size) if mask.allows(t)]))
+            if m.finished:
+                break
+    assert n >= 30
+    assert g.engine.stats["walks"] > 0 and ref.stats["walks"] > 0
+
+
+def test_shared_name_positions_change_no_mask(project) -> None:
+    """Positions inside names shared between tables with the same names below (and names
+    read without the value they are read on) accept exactly the bytes the unshared ones do:
+    masks equal the reference automaton's over random positions and over every child and
+    member name after a few instance values; and sharing does merge states."""
+    from guard_support import byte_level_tokenizer
+    from luaguard.guard.automaton import Automaton
+    from luaguard.guard.matcher import path_space
+    from luaguard.guard.token_bytes import token_table
+
+    table = token_table(byte_level_tokenizer())
+    space = path_space(project)
+    shared = Guard(Automaton(space, share_names=True), table)
+    plain = Guard(Automaton(space, share_names=False), table)
+    rng = random.Random(29)
+    files = sorted((SAMPLES / "src").rglob("*.luau"))
+    cuts = []
+    for _ in range(10):
+        f = rng.choice(files)
+        src = f.read_text()
+        cuts.append((src[:rng.randrange(len(src))], project.instances_for_file(str(f.relative_to(SAMPLES)))))
+    # names after values of one class with different children (shared members)
+    for path in ("game.ReplicatedStorage.Shared", "game.ReplicatedStorage.Remotes", "game.ServerScriptService.Server",
+                 "workspace", "game.Players.LocalPlayer"):
+        for tail in (".", ".Na", ".Par", ".F", ':WaitForChild("', ":Fin"):
+            cuts.append((f"local x = {path}{tail}", ()))
+    checked = 0
+    for prompt, scripts in cuts:
+        a, b = shared.matcher(prompt, scripts=scripts), plain.matcher(prompt, scripts=scripts)
+        for _step in range(5):
+            ma, mb = a.mask(), b.mask()
+            assert _mask_facts(ma) == _mask_facts(mb), (prompt[-60:], a.text)
+            checked += 1
+            t = rng.choice([t for t in range(table.size) if ma.allows(t)])
+            assert a.consume(t) and b.consume(t)
+            if a.finished:
+                break
+    assert checked >= 60
+    assert len(shared.engine._states) < len(plain.engine._states)
+
+
+def test_byte_class_templates_equal_the_reference_builder(project) -> None:
+    """Byte classes of identifiers, names and name strings come from templates; over every
+    class key a random walk over the sample files meets they equal the reference builder's."""
+    from guard_support import byte_level_tokenizer
+    from luaguard.guard.automaton import M_IDENT, M_NAME, M_NSTR, Automaton
+    from luaguard.guard.matcher import path_space
+    from luaguard.guard.token_bytes import token_table
+
+    table = token_table(byte_level_tokenizer())
+    au = Automaton(path_space(project))
+    g = Guard(au, table)
+    rng = random.Random(31)
+    named = [g.matcher(p) for p in ('local x = game.ReplicatedStorage:WaitForChild("', 'local s = game:GetService("',
+                                    "local y = game.ReplicatedStorage.Sh")]
+    for m in [*named, *(m for m, _before in _random_matchers(g, project, rng, 10))]:
+        for _step in range(5):
+            mask = m.mask()
+            m.consume(rng.choice([t for t in range(table.size) if mask.allows(t)]))
+            if m.finished:
+                break
+    keys = [k for k in au._class_cache if k[0] in (M_IDENT, M_NAME, M_NSTR)]
+    kinds = {k[0] for k in keys}
+    assert {M_IDENT, M_NAME, M_NSTR} <= kinds, kinds
+    for k in keys:
+        assert au._class_cache[k] == au._build_classes(k), k

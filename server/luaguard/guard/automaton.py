@@ -173,6 +173,7 @@ for _b in b"\"'`()[]{}.:-~=+*/%^#<>,;&|?":
 _IDCHAR = [c in (C_IDSTART, C_DIGIT) for c in _CLASS]
 _WSB = frozenset(b" \t\x0b\x0c\r\n")
 _IDBYTES = tuple(b for b in range(256) if _IDCHAR[b])
+_IDSTART_BYTES = tuple(b for b in range(256) if _CLASS[b] == C_IDSTART)
 _NOT_NAME_START = tuple(b for b in range(256) if _CLASS[b] != C_IDSTART and b not in _WSB)
 _HEX = frozenset(b"0123456789abcdefABCDEF")
 _DIGITS = frozenset(b"0123456789")
@@ -199,16 +200,22 @@ class Automaton:
     ``ids``: the grounded asset ids (:class:`~.numbers.IdSet`), ``None`` to leave numbers
     free; ``stop``: ``"balanced"`` (generation may stop only when the brackets it opened
     are closed and no string, comment or name is unfinished) or ``"line"`` (also right after
-    a line break); ``paths``: False leaves instance paths free (bindings are then empty).
+    a line break); ``paths``: False leaves instance paths free (bindings are then empty);
+    ``share_names``: a position inside a name is kept as the canonical one of all positions
+    with the same names below (:meth:`~.paths.PathSpace.canon`) and without the value a
+    non-method name is read on, so that tables of instances with shared names (the class
+    members) share their states and the mask walk's memo; which bytes are accepted is the
+    same either way (``False`` is the reference the tests compare with).
     Thread-safe: it holds no mutable state besides memo tables of the phrase matchers.
     """
 
     def __init__(self, space: PathSpace, *, ids: IdSet | None = None, stop: str = "balanced",
-                 paths: bool = True) -> None:
+                 paths: bool = True, share_names: bool = True) -> None:
         if stop not in ("balanced", "line"):
             raise ValueError(f"stop must be 'balanced' or 'line', got {stop!r}")
         self.space = space
         self.paths = paths
+        self.share_names = share_names
         self.ids = ids
         self.stop = stop
         self.cm = comment_matcher()
@@ -217,6 +224,7 @@ class Automaton:
         self._tstart = self.tm.start if self.tm is not None else -2
         self._keep_flags = stop == "line"
         self._class_cache: dict[tuple, tuple[int, ...]] = {}
+        self._word_templates: dict[tuple, tuple[int, ...]] = {}
         self._step_memo: dict[tuple, tuple | None] = {}
         # classes between tokens in code: letters that start no keyword are alike, digits 1-9
         # are alike, white space and line breaks are alike, rejected bytes are alike
@@ -435,8 +443,80 @@ class Automaton:
         """The byte classes of class key ``key`` (cached)."""
         got = self._class_cache.get(key)
         if got is None:
-            got = self._class_cache[key] = self._build_classes(key)
+            kind = key[0]
+            if kind == M_NAME or kind == M_IDENT:
+                got = self._word_classes(key)
+            elif kind == M_NSTR:
+                got = self._nstr_classes(key)
+            if got is None:
+                got = self._build_classes(key)
+            self._class_cache[key] = got
         return got
+
+    def _word_classes(self, key: tuple) -> tuple[int, ...] | None:
+        """:meth:`_build_classes` for an identifier or a name key, from a template per kind
+        of key and representative (the mask walk builds thousands of these: one per
+        position of every name table it enters); ``None`` when the template does not apply
+        (every identifier byte is special)."""
+        if key[0] == M_IDENT:
+            kw = key[1]
+            special = _KW_FOLLOW.get(kw, frozenset()) if kw >= 0 else frozenset()
+            started = 1
+        else:
+            _m, table, pos, started, kw = key
+            special = frozenset()
+            if table >= 0 and (pos >= 0 or started != 1):
+                special = frozenset(self.space.get_table(table).children[pos if started == 1 else 0])
+            probe = kw if started == 1 else 0
+            if probe >= 0:
+                special = special | _KW_FOLLOW.get(probe, frozenset())
+        if self.ids is not None:
+            special = special | {0x49, 0x64}
+        eligible = _IDBYTES if started == 1 else _IDSTART_BYTES
+        rep = next((b for b in eligible if b not in special), -1)
+        if rep < 0:
+            return None
+        tkey = (key[0] == M_NAME, started, rep)
+        base = self._word_templates.get(tkey)
+        if base is None:
+            out = list(self._code_classes)
+            if key[0] == M_NAME and started != 1:
+                for b in _WSB:
+                    out[b] = 0x20
+                if started == 0:
+                    for b in _NOT_NAME_START:
+                        out[b] = 0x01
+            for b in eligible:
+                out[b] = rep
+            base = self._word_templates[tkey] = tuple(out)
+        if not special:
+            return base
+        out = list(base)
+        for b in special:
+            if _IDCHAR[b] and (started == 1 or _CLASS[b] == C_IDSTART):
+                out[b] = b
+        return tuple(out)
+
+    def _nstr_classes(self, key: tuple) -> tuple[int, ...] | None:
+        """:meth:`_build_classes` for a name-string key, from a template per quote and
+        representative (see :meth:`_word_classes`)."""
+        _m, table, pos, quote = key
+        kids = self.space.get_table(table).children[pos] if table >= 0 else {}
+        rep = next((b for b in range(0x20, 0x7F) if b != quote and b != 0x5C and b not in kids), -1)
+        if rep < 0:
+            return None
+        tkey = (M_NSTR, quote, rep)
+        base = self._word_templates.get(tkey)
+        if base is None:
+            base = self._word_templates[tkey] = tuple(
+                quote if b == quote else (0 if b == 0x5C or b < 0x20 or b == 0x7F else rep) for b in range(256))
+        if not kids:
+            return base
+        out = list(base)
+        for b in kids:
+            if b != quote and b != 0x5C and b >= 0x20 and b != 0x7F:
+                out[b] = b
+        return tuple(out)
 
     def _after_index_key(self, s: tuple) -> tuple:
         """The byte-class key of a state right after ``.`` or ``:`` (see :meth:`_dot1` and
@@ -981,6 +1061,13 @@ class Automaton:
                 if t.free or lenient:  # off the table: any name, whose value is unknown
                     return (M_NAME, (-1, -1, 1, POISON if base == POISON else NOVAL, nkw, ntail)) + s[2:]
                 return None
+            if self.share_names:
+                table, node = self.space.canon(table, node)
+                if t.kind != KIND_METHOD and base >= 0:
+                    # only a method name reads the value it is called on (at its end): in
+                    # any other table the value matters no more (see below), and dropping
+                    # it lets the names of every value with equal names be one state
+                    base = NOVAL
             return (M_NAME, (table, node, 1, base, nkw, ntail)) + s[2:]
         if _IDCHAR[b]:
             nkw = _KW_NEXT.get((kw, b), -1) if kw >= 0 else -1
@@ -995,6 +1082,8 @@ class Automaton:
                 if t.free or lenient:
                     return (M_NAME, (-1, -1, 1, POISON if base == POISON else NOVAL, nkw, ntail)) + s[2:]
                 return None
+            if self.share_names:
+                table, node = self.space.canon(table, node)
             return (M_NAME, (table, node, 1, base, nkw, ntail)) + s[2:]
         # the name ends
         if kw >= 0 and kw in _KW_AT and not lenient:
@@ -1061,6 +1150,8 @@ class Automaton:
             if t.free or lenient:  # off the table: any name, whose value is unknown
                 return (M_NSTR, (-1, -1, quote, after)) + s[2:]
             return None
+        if self.share_names:
+            table, node = self.space.canon(table, node)
         return (M_NSTR, (table, node, quote, after)) + s[2:]
 
     def _after_arg(self, s, b, how):

@@ -62,6 +62,13 @@ class LazyTrie:
         """The number of keys."""
         return len(self._keys)
 
+    def subtree(self, node: int) -> tuple[tuple[bytes, V], ...]:
+        """The ``(rest of key, value)`` pairs of the keys below ``node`` (in key order; the
+        node must have been reached through ``children``)."""
+        lo, hi, depth = self._span[node]
+        keys, vals = self._keys, self._vals
+        return tuple((keys[i][depth:], vals[i]) for i in range(lo, hi))
+
     def _value(self, node: int) -> V | None:
         lo, hi, depth = self._span[node]
         return self._vals[lo] if lo < hi and len(self._keys[lo]) == depth else None

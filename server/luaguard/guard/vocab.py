@@ -20,7 +20,10 @@ cannot end, declaration bookkeeping ...).  Children are grouped by what of the s
 depend on, and each group is memoised on its own projection, so a state that differs from a
 known one only in, say, its bracket stack reuses every group that no closer reaches.  A
 subtree that is a free run for the state (an identifier that any name may continue, a
-comment with no phrase pending ...) is accepted whole without being visited.
+comment with no phrase pending ...) is accepted whole without being visited.  The walk runs
+compiled (``_walk.c``, built by ``setup.py``; the same memo tables, results as packed int64
+pairs) where the module is installed, else in Python (:meth:`MaskEngine._walk`): same
+results; the automaton's steps and projections stay in Python either way.
 
 **Masks** (:class:`TokenMask`) are cached per projected state and hold whichever of the
 allowed and the banned id sets is smaller, as numpy arrays (torch tensors on first use per
@@ -34,6 +37,7 @@ allowed ids); no ``decode``/``encode`` happens in a step.
 from __future__ import annotations
 
 import gc
+import os
 import sys
 import threading
 from itertools import chain
@@ -63,6 +67,14 @@ from .automaton import (
 )
 from .placeholders import BANNED, PhraseMatcher, comment_matcher, string_matcher
 from .token_bytes import TokenTable
+
+try:  # the compiled walk (setup.py builds it; optional)
+    from ._walk import Walker as _CWalker
+except ImportError:  # pragma: no cover - depends on the install
+    _CWalker = None
+
+#: set (non-empty) to use the Python walk even where the compiled one is installed
+PURE_PYTHON_ENV = "LUAGUARD_PURE_PYTHON_WALK"
 
 __all__ = ["MaskEngine", "TokenMask", "VocabTrie", "vocab_trie"]
 
@@ -489,7 +501,7 @@ class MaskEngine:
     """
 
     def __init__(self, automaton: Automaton, table: TokenTable, *, max_memo: int = 600_000,
-                 max_mask_ids: int = 12_000_000) -> None:
+                 max_mask_ids: int = 12_000_000, compiled: bool = True) -> None:
         self.automaton = automaton
         self.table = table
         self.trie = vocab_trie(table)
@@ -503,6 +515,9 @@ class MaskEngine:
         self._nobyte_no_eos = tail[~np.isin(tail, self._eos)] if len(eos) else tail
         self.stats = {"walks": 0, "memo_hits": 0, "steps": 0, "masks": 0, "mask_hits": 0, "layer_hits": 0}
         self._gspan = max((len(g) for g in self.trie.groups), default=0) + 1
+        #: the walk runs compiled (``_walk.c``) unless ``compiled=False``, the module is not
+        #: built, or :data:`PURE_PYTHON_ENV` is set; both walks give the same results
+        self.compiled = _CWalker is not None and compiled and not os.environ.get(PURE_PYTHON_ENV)
         self._reset()
 
     def _reset(self) -> None:
@@ -526,6 +541,17 @@ class MaskEngine:
         self._merged_ids = 0  # ids held by the masks' own (merged) arrays
         self._by_state: dict[tuple, TokenMask] = {}  # by full state: no projection on a hit
         self._mask_ids = 0
+        self._cwalk = self._new_cwalker() if self.compiled else None
+
+    def _new_cwalker(self):
+        """The compiled walk over this engine's current tables (see ``_walk.c``)."""
+        t = self.trie
+        return _CWalker(
+            memo=self._memo, gmemo=self._gmemo, gproj=self._gproj, trans=self._trans, trunc=self._trunc,
+            free=self._free, cmaps=self._cmaps, bad=self._bad, trans_miss=self._trans_miss,
+            trunc_miss=self._trunc_miss, gproj_miss=self._gproj_miss, cmap_miss=self._cmap,
+            bad_miss=self._bad_rejected, children=t.children, lo=t.lo, own=t.own, proj=t.proj, hi=t.hi,
+            plain=t.plain, groups=t.groups, nodes=t.nodes, span=self._gspan)
 
     def _evict_masks(self) -> None:
         """Drop the oldest layer id arrays until at most half of ``max_mask_ids`` ids are
@@ -645,8 +671,15 @@ class MaskEngine:
         key = (root << 32) | sid
         got = self._larrays.get(key)
         if got is None:
-            iv = self._walk(root, sid)
-            got = np.fromiter(chain.from_iterable(iv), dtype=np.int64, count=2 * len(iv)).reshape(-1, 2)
+            cw = self._cwalk
+            if cw is not None:
+                got = np.frombuffer(cw.walk(root, sid), dtype=np.int64).reshape(-1, 2)
+                walks, hits = cw.counts()
+                self.stats["walks"] += walks
+                self.stats["memo_hits"] += hits
+            else:
+                iv = self._walk(root, sid)
+                got = np.fromiter(chain.from_iterable(iv), dtype=np.int64, count=2 * len(iv)).reshape(-1, 2)
             self._larrays[key] = got
         return got
 

@@ -1,0 +1,552 @@
+/* The mask walk of luaguard.guard.vocab.MaskEngine, compiled.
+ *
+ * This is MaskEngine._walk and MaskEngine._group (see vocab.py, which keeps the same walk
+ * in Python as the reference and the fallback) written against the CPython API: the same
+ * memo dictionaries and keys, and the same intervals, held as one bytes object of native
+ * int64 (first rank, end rank) pairs instead of a tuple of pairs (no object per interval:
+ * merging a child's result is one memcpy, and the GC has nothing to track).  Everything the walk does not know - stepping the
+ * automaton, projecting and interning states, byte classes - stays in Python: the walk
+ * calls back the engine's *_miss methods on a table miss, exactly where the Python walk
+ * does.  What this saves is the interpreter's per-child overhead (dictionary keys, tuple
+ * unpacking, interval merging), which is most of a new mask's time at a large vocabulary.
+ *
+ * The walker holds references to the engine's tables as they are when it is made; the
+ * engine makes a new walker whenever it replaces them (MaskEngine._reset).  The caller
+ * holds the engine's lock and the GIL throughout.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define G_BAD (1 << 13)
+#define TR_UNKNOWN (-7)
+
+typedef struct {
+    PyObject_HEAD
+    /* engine tables (dicts keyed by ints) and the list of free kinds per state id */
+    PyObject *memo, *gmemo, *gproj, *trans, *trunc, *free_kinds, *cmaps, *bad;
+    /* engine callbacks for misses */
+    PyObject *trans_miss, *trunc_miss, *gproj_miss, *cmap_miss, *bad_miss;
+    /* trie lists */
+    PyObject *children, *lo, *own, *proj, *hi, *plain, *groups;
+    long long nodes, span;
+    long long walks, memo_hits;
+} Walker;
+
+typedef struct {
+    long long *v; /* pairs, flat */
+    Py_ssize_t n; /* pairs */
+    Py_ssize_t cap;
+} Buf;
+
+static int buf_grow(Buf *b) {
+    Py_ssize_t cap = b->cap ? b->cap * 2 : 16;
+    long long *v = (long long *)PyMem_Realloc(b->v, (size_t)cap * 2 * sizeof(long long));
+    if (v == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    b->v = v;
+    b->cap = cap;
+    return 0;
+}
+
+static inline int buf_push(Buf *b, long long a, long long z) {
+    if (b->n == b->cap && buf_grow(b) < 0)
+        return -1;
+    b->v[2 * b->n] = a;
+    b->v[2 * b->n + 1] = z;
+    b->n++;
+    return 0;
+}
+
+/* push (a, z), joined to the last pair when they touch */
+static inline int buf_join(Buf *b, long long a, long long z) {
+    if (b->n && b->v[2 * b->n - 1] == a) {
+        b->v[2 * b->n - 1] = z;
+        return 0;
+    }
+    return buf_push(b, a, z);
+}
+
+/* a result: the pairs as one bytes object of native int64s (first, end, first, end ...) */
+static PyObject *buf_result(Buf *b) {
+    return PyBytes_FromStringAndSize((const char *)b->v, (Py_ssize_t)(b->n * 2 * sizeof(long long)));
+}
+
+static inline long long item_ll(PyObject *list, Py_ssize_t i) {
+    return PyLong_AsLongLong(PyList_GET_ITEM(list, i));
+}
+
+/* dict[key] as a long long; *found = 0 when absent; -1 with an error set on failure */
+static inline int dict_ll(PyObject *dict, long long key, long long *out, int *found) {
+    PyObject *k = PyLong_FromLongLong(key);
+    if (k == NULL)
+        return -1;
+    PyObject *v = PyDict_GetItemWithError(dict, k);
+    Py_DECREF(k);
+    if (v == NULL) {
+        *found = 0;
+        return PyErr_Occurred() ? -1 : 0;
+    }
+    *found = 1;
+    *out = PyLong_AsLongLong(v);
+    if (*out == -1 && PyErr_Occurred())
+        return -1;
+    return 0;
+}
+
+/* callback(a, b) -> int */
+static inline int call_ll(PyObject *fn, long long a, long long b, int nargs, long long *out) {
+    PyObject *args[2];
+    args[0] = PyLong_FromLongLong(a);
+    if (args[0] == NULL)
+        return -1;
+    args[1] = NULL;
+    if (nargs == 2) {
+        args[1] = PyLong_FromLongLong(b);
+        if (args[1] == NULL) {
+            Py_DECREF(args[0]);
+            return -1;
+        }
+    }
+    PyObject *r = PyObject_Vectorcall(fn, args, (size_t)nargs, NULL);
+    Py_DECREF(args[0]);
+    Py_XDECREF(args[1]);
+    if (r == NULL)
+        return -1;
+    *out = PyLong_AsLongLong(r);
+    Py_DECREF(r);
+    if (*out == -1 && PyErr_Occurred())
+        return -1;
+    return 0;
+}
+
+static PyObject *walk(Walker *w, long long node, long long sid);
+
+/* the pairs of a result (see buf_result) appended to b; the first joined to b's last */
+static int buf_extend(Buf *b, PyObject *res, int join_first) {
+    Py_ssize_t n = PyBytes_GET_SIZE(res) / (Py_ssize_t)(2 * sizeof(long long));
+    const long long *v = (const long long *)PyBytes_AS_STRING(res);
+    if (n == 0)
+        return 0;
+    if (join_first) {
+        if (buf_join(b, v[0], v[1]) < 0)
+            return -1;
+        v += 2;
+        n -= 1;
+    }
+    while (b->n + n > b->cap)
+        if (buf_grow(b) < 0)
+            return -1;
+    memcpy(b->v + 2 * b->n, v, (size_t)n * 2 * sizeof(long long));
+    b->n += n;
+    return 0;
+}
+
+/* MaskEngine._group: the accepted rank intervals of the children ``kids`` from state sid */
+static PyObject *group(Walker *w, PyObject *kids, long long sid) {
+    int found;
+    PyObject *cmap;
+    {
+        PyObject *k = PyLong_FromLongLong(sid);
+        if (k == NULL)
+            return NULL;
+        cmap = PyDict_GetItemWithError(w->cmaps, k); /* borrowed */
+        Py_DECREF(k);
+        if (cmap == NULL) {
+            if (PyErr_Occurred())
+                return NULL;
+            PyObject *a = PyLong_FromLongLong(sid);
+            if (a == NULL)
+                return NULL;
+            PyObject *args[1] = {a};
+            PyObject *r = PyObject_Vectorcall(w->cmap_miss, args, 1, NULL);
+            Py_DECREF(a);
+            if (r == NULL)
+                return NULL;
+            /* the engine's cmaps dict holds it now; keep our own reference meanwhile */
+            cmap = r;
+        } else {
+            Py_INCREF(cmap);
+        }
+    }
+    int has_cmap = cmap != Py_None;
+    /* the transitions of this state by byte class, looked up once per call */
+    long long tr[256];
+    for (int i = 0; i < 256; i++)
+        tr[i] = TR_UNKNOWN;
+    Buf out = {NULL, 0, 0};
+    PyObject *result = NULL;
+    Py_ssize_t nk = PyTuple_GET_SIZE(kids);
+    for (Py_ssize_t i = 0; i < nk; i++) {
+        PyObject *pair = PyTuple_GET_ITEM(kids, i);
+        long long byte = PyLong_AsLongLong(PyTuple_GET_ITEM(pair, 0));
+        long long child = PyLong_AsLongLong(PyTuple_GET_ITEM(pair, 1));
+        long long cls = has_cmap ? PyLong_AsLongLong(PyTuple_GET_ITEM(cmap, byte)) : byte;
+        if (PyErr_Occurred())
+            goto done;
+        if (cls < 0 || cls > 255) {
+            PyErr_Format(PyExc_ValueError, "walk: byte class %lld out of range", cls);
+            goto done;
+        }
+        long long nsid = tr[cls];
+        if (nsid == TR_UNKNOWN) {
+            if (dict_ll(w->trans, (sid << 8) | cls, &nsid, &found) < 0)
+                goto done;
+            if (!found && call_ll(w->trans_miss, sid, cls, 2, &nsid) < 0)
+                goto done;
+            tr[cls] = nsid;
+        }
+        if (nsid < 0)
+            continue;
+        if (PyTuple_GET_SIZE(PyList_GET_ITEM(w->children, child))) {
+            long long fast = item_ll(w->free_kinds, nsid);
+            if (fast && (item_ll(w->plain, child) & fast)) {
+                if (buf_join(&out, item_ll(w->lo, child), item_ll(w->hi, child)) < 0)
+                    goto done;
+                continue;
+            }
+            long long pk = item_ll(w->proj, child);
+            long long csid;
+            if (dict_ll(w->trunc, (nsid << 12) | pk, &csid, &found) < 0)
+                goto done;
+            if (!found && call_ll(w->trunc_miss, nsid, pk, 2, &csid) < 0)
+                goto done;
+            PyObject *sub = walk(w, child, csid);
+            if (sub == NULL)
+                goto done;
+            int rc = buf_extend(&out, sub, 1);
+            Py_DECREF(sub);
+            if (rc < 0)
+                goto done;
+            continue;
+        }
+        long long a = item_ll(w->lo, child);
+        if (buf_join(&out, a, a + item_ll(w->own, child)) < 0)
+            goto done;
+    }
+    if (!PyErr_Occurred())
+        result = buf_result(&out);
+done:
+    PyMem_Free(out.v);
+    Py_DECREF(cmap);
+    return result;
+}
+
+static int pair_cmp(const void *x, const void *y) {
+    const long long *p = (const long long *)x, *q = (const long long *)y;
+    if (p[0] != q[0])
+        return p[0] < q[0] ? -1 : 1;
+    if (p[1] != q[1])
+        return p[1] < q[1] ? -1 : 1;
+    return 0;
+}
+
+/* MaskEngine._walk: the accepted rank intervals below node from (projected) state sid */
+static PyObject *walk(Walker *w, long long node, long long sid) {
+    PyObject *key = PyLong_FromLongLong((node << 32) | sid);
+    if (key == NULL)
+        return NULL;
+    PyObject *got = PyDict_GetItemWithError(w->memo, key);
+    if (got != NULL) {
+        w->memo_hits++;
+        Py_DECREF(key);
+        Py_INCREF(got);
+        return got;
+    }
+    if (PyErr_Occurred()) {
+        Py_DECREF(key);
+        return NULL;
+    }
+    w->walks++;
+    PyObject *parts[64];
+    int nparts = 0;
+    PyObject *res = NULL;
+    PyObject *dyn = NULL; /* a list of parts when there are more than 64 */
+    long long n_own = item_ll(w->own, node);
+    if (n_own) {
+        long long a = item_ll(w->lo, node);
+        long long pair[2] = {a, a + n_own};
+        PyObject *p = PyBytes_FromStringAndSize((const char *)pair, sizeof(pair));
+        if (p == NULL)
+            goto fail;
+        parts[nparts++] = p;
+    }
+    PyObject *groups = PyList_GET_ITEM(w->groups, node);
+    Py_ssize_t ng = PyTuple_GET_SIZE(groups);
+    long long bad = -1;
+    int found;
+    for (Py_ssize_t gi = 0; gi < ng; gi++) {
+        PyObject *g = PyTuple_GET_ITEM(groups, gi);
+        long long gk = PyLong_AsLongLong(PyTuple_GET_ITEM(g, 0));
+        PyObject *kids = PyTuple_GET_ITEM(g, 1);
+        if (gk & G_BAD) {
+            if (bad < 0) {
+                if (dict_ll(w->bad, sid, &bad, &found) < 0)
+                    goto fail;
+                if (!found && call_ll(w->bad_miss, sid, 0, 1, &bad) < 0)
+                    goto fail;
+            }
+            if (bad)
+                continue;
+        }
+        long long gsid;
+        if (dict_ll(w->gproj, (sid << 14) | gk, &gsid, &found) < 0)
+            goto fail;
+        if (!found && call_ll(w->gproj_miss, sid, gk, 2, &gsid) < 0)
+            goto fail;
+        PyObject *mk = PyLong_FromLongLong((gsid * w->nodes + node) * w->span + gi);
+        if (mk == NULL)
+            goto fail;
+        PyObject *r = PyDict_GetItemWithError(w->gmemo, mk);
+        if (r != NULL) {
+            Py_INCREF(r);
+        } else if (PyErr_Occurred()) {
+            Py_DECREF(mk);
+            goto fail;
+        } else {
+            r = group(w, kids, gsid);
+            if (r == NULL || PyDict_SetItem(w->gmemo, mk, r) < 0) {
+                Py_XDECREF(r);
+                Py_DECREF(mk);
+                goto fail;
+            }
+        }
+        Py_DECREF(mk);
+        if (PyBytes_GET_SIZE(r) == 0) {
+            Py_DECREF(r);
+            continue;
+        }
+        if (nparts == 64) {
+            if (dyn == NULL) {
+                dyn = PyList_New(0);
+                if (dyn == NULL) {
+                    Py_DECREF(r);
+                    goto fail;
+                }
+            }
+            int rc = PyList_Append(dyn, r);
+            Py_DECREF(r);
+            if (rc < 0)
+                goto fail;
+        } else {
+            parts[nparts++] = r;
+        }
+    }
+    if (nparts == 0) {
+        res = PyBytes_FromStringAndSize(NULL, 0);
+    } else if (nparts == 1 && dyn == NULL) {
+        res = parts[0];
+        Py_INCREF(res);
+    } else {
+        /* the groups' intervals interleave: sort them (adjacent ones stay apart) */
+        Buf all = {NULL, 0, 0};
+        int ok = 1;
+        for (int i = 0; i < nparts && ok; i++)
+            ok = buf_extend(&all, parts[i], 0) == 0;
+        if (ok && dyn != NULL)
+            for (Py_ssize_t i = 0; i < PyList_GET_SIZE(dyn) && ok; i++)
+                ok = buf_extend(&all, PyList_GET_ITEM(dyn, i), 0) == 0;
+        if (ok) {
+            qsort(all.v, (size_t)all.n, 2 * sizeof(long long), pair_cmp);
+            res = buf_result(&all);
+        }
+        PyMem_Free(all.v);
+    }
+    if (res != NULL && PyDict_SetItem(w->memo, key, res) < 0)
+        Py_CLEAR(res);
+fail:
+    for (int i = 0; i < nparts; i++)
+        Py_DECREF(parts[i]);
+    Py_XDECREF(dyn);
+    Py_DECREF(key);
+    return res;
+}
+
+/* -- the Python type ------------------------------------------------------------------- */
+
+static int Walker_traverse(Walker *w, visitproc visit, void *arg) {
+    Py_VISIT(w->memo);
+    Py_VISIT(w->gmemo);
+    Py_VISIT(w->gproj);
+    Py_VISIT(w->trans);
+    Py_VISIT(w->trunc);
+    Py_VISIT(w->free_kinds);
+    Py_VISIT(w->cmaps);
+    Py_VISIT(w->bad);
+    Py_VISIT(w->trans_miss);
+    Py_VISIT(w->trunc_miss);
+    Py_VISIT(w->gproj_miss);
+    Py_VISIT(w->cmap_miss);
+    Py_VISIT(w->bad_miss);
+    Py_VISIT(w->children);
+    Py_VISIT(w->lo);
+    Py_VISIT(w->own);
+    Py_VISIT(w->proj);
+    Py_VISIT(w->hi);
+    Py_VISIT(w->plain);
+    Py_VISIT(w->groups);
+    return 0;
+}
+
+static int Walker_clear(Walker *w) {
+    Py_CLEAR(w->memo);
+    Py_CLEAR(w->gmemo);
+    Py_CLEAR(w->gproj);
+    Py_CLEAR(w->trans);
+    Py_CLEAR(w->trunc);
+    Py_CLEAR(w->free_kinds);
+    Py_CLEAR(w->cmaps);
+    Py_CLEAR(w->bad);
+    Py_CLEAR(w->trans_miss);
+    Py_CLEAR(w->trunc_miss);
+    Py_CLEAR(w->gproj_miss);
+    Py_CLEAR(w->cmap_miss);
+    Py_CLEAR(w->bad_miss);
+    Py_CLEAR(w->children);
+    Py_CLEAR(w->lo);
+    Py_CLEAR(w->own);
+    Py_CLEAR(w->proj);
+    Py_CLEAR(w->hi);
+    Py_CLEAR(w->plain);
+    Py_CLEAR(w->groups);
+    return 0;
+}
+
+static void Walker_dealloc(Walker *w) {
+    PyObject_GC_UnTrack(w);
+    Walker_clear(w);
+    Py_TYPE(w)->tp_free((PyObject *)w);
+}
+
+static int need(PyObject *o, PyTypeObject *t, const char *name) {
+    if (!PyObject_TypeCheck(o, t)) {
+        PyErr_Format(PyExc_TypeError, "Walker: %s must be a %s, got %s", name, t->tp_name, Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    return 0;
+}
+
+static int Walker_init(Walker *w, PyObject *args, PyObject *kwds) {
+    PyObject *memo, *gmemo, *gproj, *trans, *trunc, *free_kinds, *cmaps, *bad;
+    PyObject *trans_miss, *trunc_miss, *gproj_miss, *cmap_miss, *bad_miss;
+    PyObject *children, *lo, *own, *proj, *hi, *plain, *groups;
+    long long nodes, span;
+    static char *kw[] = {"memo", "gmemo", "gproj", "trans", "trunc", "free", "cmaps", "bad",
+                         "trans_miss", "trunc_miss", "gproj_miss", "cmap_miss", "bad_miss",
+                         "children", "lo", "own", "proj", "hi", "plain", "groups", "nodes", "span", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOOOOOOOOOOOOOOOOOOLL", kw, &memo, &gmemo, &gproj, &trans,
+                                     &trunc, &free_kinds, &cmaps, &bad, &trans_miss, &trunc_miss, &gproj_miss,
+                                     &cmap_miss, &bad_miss, &children, &lo, &own, &proj, &hi, &plain, &groups,
+                                     &nodes, &span))
+        return -1;
+    PyObject *dicts[] = {memo, gmemo, gproj, trans, trunc, cmaps, bad};
+    const char *dnames[] = {"memo", "gmemo", "gproj", "trans", "trunc", "cmaps", "bad"};
+    for (int i = 0; i < 7; i++)
+        if (need(dicts[i], &PyDict_Type, dnames[i]) < 0)
+            return -1;
+    PyObject *lists[] = {free_kinds, children, lo, own, proj, hi, plain, groups};
+    const char *lnames[] = {"free", "children", "lo", "own", "proj", "hi", "plain", "groups"};
+    for (int i = 0; i < 8; i++)
+        if (need(lists[i], &PyList_Type, lnames[i]) < 0)
+            return -1;
+    Py_ssize_t n = PyList_GET_SIZE(children);
+    if (PyList_GET_SIZE(lo) < n || PyList_GET_SIZE(own) != n || PyList_GET_SIZE(proj) != n ||
+        PyList_GET_SIZE(hi) < n || PyList_GET_SIZE(plain) != n || PyList_GET_SIZE(groups) != n || nodes != n) {
+        PyErr_SetString(PyExc_ValueError, "Walker: the trie's lists differ in length");
+        return -1;
+    }
+#define SET(field, v) do { Py_INCREF(v); Py_XSETREF(w->field, v); } while (0)
+    SET(memo, memo);
+    SET(gmemo, gmemo);
+    SET(gproj, gproj);
+    SET(trans, trans);
+    SET(trunc, trunc);
+    SET(free_kinds, free_kinds);
+    SET(cmaps, cmaps);
+    SET(bad, bad);
+    SET(trans_miss, trans_miss);
+    SET(trunc_miss, trunc_miss);
+    SET(gproj_miss, gproj_miss);
+    SET(cmap_miss, cmap_miss);
+    SET(bad_miss, bad_miss);
+    SET(children, children);
+    SET(lo, lo);
+    SET(own, own);
+    SET(proj, proj);
+    SET(hi, hi);
+    SET(plain, plain);
+    SET(groups, groups);
+#undef SET
+    w->nodes = nodes;
+    w->span = span;
+    w->walks = 0;
+    w->memo_hits = 0;
+    return 0;
+}
+
+static PyObject *Walker_walk(Walker *w, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "walk(node, sid) takes two ints");
+        return NULL;
+    }
+    long long node = PyLong_AsLongLong(args[0]);
+    long long sid = PyLong_AsLongLong(args[1]);
+    if (PyErr_Occurred())
+        return NULL;
+    if (node < 0 || node >= w->nodes || sid < 0) {
+        PyErr_Format(PyExc_ValueError, "walk: node %lld or state %lld out of range", node, sid);
+        return NULL;
+    }
+    return walk(w, node, sid);
+}
+
+static PyObject *Walker_counts(Walker *w, PyObject *unused) {
+    PyObject *r = Py_BuildValue("(LL)", w->walks, w->memo_hits);
+    w->walks = 0;
+    w->memo_hits = 0;
+    return r;
+}
+
+static PyMethodDef Walker_methods[] = {
+    {"walk", (PyCFunction)(void (*)(void))Walker_walk, METH_FASTCALL,
+     "walk(node, sid) -> bytes: MaskEngine._walk, compiled; the (first, end) rank pairs as native int64s."},
+    {"counts", (PyCFunction)Walker_counts, METH_NOARGS,
+     "counts() -> (walks, memo hits) since the last call, and reset them."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject WalkerType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "luaguard.guard._walk.Walker",
+    .tp_basicsize = sizeof(Walker),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "The mask walk over one engine's tables (see luaguard.guard.vocab.MaskEngine).",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Walker_init,
+    .tp_dealloc = (destructor)Walker_dealloc,
+    .tp_traverse = (traverseproc)Walker_traverse,
+    .tp_clear = (inquiry)Walker_clear,
+    .tp_methods = Walker_methods,
+};
+
+static struct PyModuleDef walkmodule = {
+    PyModuleDef_HEAD_INIT, "_walk", "The compiled mask walk of luaguard.guard.vocab.", -1, NULL,
+};
+
+PyMODINIT_FUNC PyInit__walk(void) {
+    if (PyType_Ready(&WalkerType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&walkmodule);
+    if (m == NULL)
+        return NULL;
+    Py_INCREF(&WalkerType);
+    if (PyModule_AddObject(m, "Walker", (PyObject *)&WalkerType) < 0) {
+        Py_DECREF(&WalkerType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -43,9 +43,25 @@ _SERVICE_LOOKUPS = frozenset({"GetService", "FindService"})
 _ALIAS_GLOBALS = {"workspace": "Workspace", "Workspace": "Workspace"}
 
 
+_SUGGESTIBLE: dict[int, tuple[dict, tuple[str, ...]]] = {}
+
+
 def _suggestible(members: dict) -> tuple[str, ...]:
     """Member names worth suggesting: not deprecated, and not rbx-dom's lower-case
-    serialization aliases (``siz``, ``shap``) that the API data lists untagged."""
+    serialization aliases (``siz``, ``shap``) that the API data lists untagged.  Cached per
+    members dict (``RobloxApi.members`` caches one per class; the check is quadratic in the
+    class's member count)."""
+    got = _SUGGESTIBLE.get(id(members))
+    if got is not None and got[0] is members:
+        return got[1]
+    result = _suggestible_uncached(members)
+    if len(_SUGGESTIBLE) > 4096:
+        _SUGGESTIBLE.clear()
+    _SUGGESTIBLE[id(members)] = (members, result)
+    return result
+
+
+def _suggestible_uncached(members: dict) -> tuple[str, ...]:
     out = []
     lowered = {n.lower() for n in members if n[:1].isupper()}
     for name, m in members.items():

@@ -28,6 +28,7 @@ proposes names the project tree shows.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -121,8 +122,13 @@ class NameTable:
         return not self.free and not self.children[0]
 
 
+_UNSAFE_IN_STRING = re.compile(r"[\"'\\\x00-\x1f\x7f]")
+
+
 def _string_safe(name: str) -> bool:
-    return bool(name) and not any(ch in "\"'\\" or ord(ch) < 0x20 or ord(ch) == 0x7F for ch in name)
+    """A name the guard may write inside a quoted string: no quote, backslash or control
+    character."""
+    return bool(name) and _UNSAFE_IN_STRING.search(name) is None
 
 
 def merge_values(a: int | None, b: int) -> int:

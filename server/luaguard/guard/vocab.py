@@ -740,7 +740,9 @@ class MaskEngine:
     # -- table entries the walk computes on a miss ----------------------------------------
     def _gproj_miss(self, sid: int, gk: int) -> int:
         """State ``sid`` projected for the child group with key ``gk`` (stored)."""
-        gsid = self._intern(self.automaton.project(self._states[sid], (gk >> 7) & 63, gk & 31, (gk >> 5) & 3))
+        state = self._states[sid]
+        got = self.automaton.project(state, (gk >> 7) & 63, gk & 31, (gk >> 5) & 3)
+        gsid = sid if got is state else self._intern(got)  # (nothing to drop: no hashing)
         self._gproj[(sid << 14) | gk] = gsid
         return gsid
 
@@ -755,7 +757,9 @@ class MaskEngine:
 
     def _trunc_miss(self, nsid: int, pk: int) -> int:
         """State ``nsid`` projected for a child with projection key ``pk`` (stored)."""
-        csid = self._intern(self.automaton.project(self._states[nsid], pk >> 5, pk & 31))
+        state = self._states[nsid]
+        got = self.automaton.project(state, pk >> 5, pk & 31)
+        csid = nsid if got is state else self._intern(got)
         self._trunc[(nsid << 12) | pk] = csid
         return csid
 

@@ -535,8 +535,8 @@ class MaskEngine:
         self._bad: dict[int, int] = {}
         self._combos: dict[tuple[tuple[int, ...], bool], TokenMask] = {}
         self._larrays: dict[int, np.ndarray] = {}
-        # per layer and state: [n allowed, allowed ids, banned ids within the layer] (built
-        # on demand; see _build)
+        # per layer and state: [n allowed, allowed ids, banned ids within the layer, ids
+        # copied] (built on demand; see _piece and _build)
         self._pieces: dict[int, list] = {}
         self._merged_ids = 0  # ids held by the masks' own (merged) arrays
         self._by_state: dict[tuple, TokenMask] = {}  # by full state: no projection on a hit
@@ -565,7 +565,7 @@ class MaskEngine:
             if self._mask_ids <= self.max_mask_ids // 2:
                 break
             info = pieces.pop(key)
-            self._mask_ids -= sum(len(a) for a in info[1:] if a is not None)
+            self._mask_ids -= info[3]
         self._combos.clear()
         self._masks.clear()
         self._by_state.clear()
@@ -830,19 +830,24 @@ class MaskEngine:
         return tuple(out)
 
     def _piece(self, root: int, lsid: int) -> list:
-        """``[n, allowed, banned]`` for layer ``root`` from (projected) state ``lsid``: how many
-        of its tokens are accepted and, once asked for (:meth:`_side`), their ids and the ids
-        of the layer's other tokens."""
+        """``[n, allowed, banned, copied]`` for layer ``root`` from (projected) state ``lsid``:
+        how many of its tokens are accepted and, once asked for (:meth:`_side`), their ids and
+        the ids of the layer's other tokens (tuples of arrays), and how many ids those hold
+        in arrays of their own (not views of the rank order)."""
         key = (root << 32) | lsid
         got = self._pieces.get(key)
         if got is None:
             iv = self._layer_array(root, lsid)
-            got = self._pieces[key] = [int((iv[:, 1] - iv[:, 0]).sum()) if len(iv) else 0, None, None]
+            got = self._pieces[key] = [int((iv[:, 1] - iv[:, 0]).sum()) if len(iv) else 0, None, None, 0]
         return got
 
-    def _side(self, root: int, lsid: int, info: list, banned: bool) -> np.ndarray:
-        """The allowed (or, with ``banned``, the banned) ids of a layer's ``info`` (built once
-        and counted against the id budget)."""
+    def _side(self, root: int, lsid: int, info: list, banned: bool) -> tuple[np.ndarray, ...]:
+        """The allowed (or, with ``banned``, the banned) ids of a layer's ``info`` as a few
+        arrays (built once; what is copied counts against the id budget).  A run of at
+        least :data:`SHARE_MIN` consecutive ranks is a slice of the rank order (a view: no
+        copy, nothing to fault in); the other ranks are gathered into one array.  (A layer
+        allowed whole, e.g. every identifier token inside a free name, made one fresh array
+        of 75k ids at a 152k vocabulary: 1.8 ms, mostly first-touch page faults.)"""
         got = info[2 if banned else 1]
         if got is None:
             trie = self.trie
@@ -854,9 +859,17 @@ class MaskEngine:
                 cz = np.concatenate((a, np.full(1, hi, dtype=np.int64)))
                 gaps = cz > ca
                 a, z = ca[gaps], cz[gaps]
-            got = trie.perm[_expand(a, z)]
+            perm = trie.perm
+            long = (z - a) >= SHARE_MIN
+            views = [perm[int(x):int(y)] for x, y in zip(a[long], z[long])]
+            if views:
+                a, z = a[~long], z[~long]
+            rest = perm[_expand(a, z)] if len(a) else None
+            got = tuple(views) + ((rest,) if rest is not None and len(rest) else ())
             info[2 if banned else 1] = got
-            self._mask_ids += len(got)
+            copied = len(rest) if rest is not None else 0
+            info[3] += copied
+            self._mask_ids += copied
         return got
 
     def _build(self, layers: tuple[int, ...], eos: bool) -> TokenMask:
@@ -888,7 +901,7 @@ class MaskEngine:
             eos, dead = True, True
         n_eos = len(self._eos) if eos else 0
         if allowed + n_eos <= size // 2:
-            parts = [self._side(root, lsid, info, False) for root, lsid, info, n, _nl in used if n]
+            parts = [arr for root, lsid, info, n, _nl in used if n for arr in self._side(root, lsid, info, False)]
             if n_eos:
                 parts.append(self._eos)
             keep, fresh = _merge_small(parts)
@@ -907,9 +920,9 @@ class MaskEngine:
                 bans.append(perm[trie.lo[root]:trie.hi[root]])
             elif 2 * n <= n_layer and n_layer >= SHARE_MIN:
                 bans.append(perm[trie.lo[root]:trie.hi[root]])
-                keeps.append(self._side(root, lsid, info, False))
+                keeps.extend(self._side(root, lsid, info, False))
             else:
-                bans.append(self._side(root, lsid, info, True))
+                bans.extend(self._side(root, lsid, info, True))
         tail = self._nobyte_no_eos if eos else self._nobyte_all
         bans.append(tail)
         n_banned += len(tail)

@@ -685,6 +685,10 @@ def test_compiled_walk_is_built_and_gives_the_python_walks_masks(project) -> Non
     from luaguard.guard.matcher import path_space
     from luaguard.guard.token_bytes import token_table
 
+    import os
+
+    if os.environ.get(V.PURE_PYTHON_ENV):
+        pytest.skip(f"{V.PURE_PYTHON_ENV} selects the Python walk")
     assert V._CWalker is not None, "luaguard.guard._walk is not built (the install needs a C compiler)"
     table = token_table(byte_level_tokenizer())
     au = Automaton(path_space(project))
@@ -774,3 +778,31 @@ def test_byte_class_templates_equal_the_reference_builder(project) -> None:
     assert {M_IDENT, M_NAME, M_NSTR} <= kinds, kinds
     for k in keys:
         assert au._class_cache[k] == au._build_classes(k), k
+
+
+def test_a_dropped_engine_is_freed_without_a_garbage_collection(project) -> None:
+    """The compiled walk holds no reference cycle through its engine: dropping the engine
+    frees it (and its tables) at once, not at the next full collection."""
+    import gc
+    import weakref
+
+    from guard_support import byte_level_tokenizer
+    from luaguard.guard.automaton import Automaton
+    from luaguard.guard.matcher import path_space
+    from luaguard.guard.token_bytes import token_table
+    from luaguard.guard.vocab import MaskEngine
+
+    table = token_table(byte_level_tokenizer())
+    au = Automaton(path_space(project))
+    engine = MaskEngine(au, table)
+    g = Guard(au, table)
+    g.engine = engine
+    g.matcher("local x = game.ReplicatedStorage.").mask()  # the walk ran (and called back)
+    assert engine.stats["walks"] > 0
+    ref = weakref.ref(engine)
+    gc.disable()
+    try:
+        del g, engine
+        assert ref() is None
+    finally:
+        gc.enable()

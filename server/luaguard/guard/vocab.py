@@ -40,6 +40,8 @@ import gc
 import os
 import sys
 import threading
+import weakref
+from functools import partial
 from itertools import chain
 from typing import Any
 
@@ -544,14 +546,20 @@ class MaskEngine:
         self._cwalk = self._new_cwalker() if self.compiled else None
 
     def _new_cwalker(self):
-        """The compiled walk over this engine's current tables (see ``_walk.c``)."""
+        """The compiled walk over this engine's current tables (see ``_walk.c``).  Its
+        callbacks reach the engine through a weak proxy: bound methods would make a
+        reference cycle, and a dropped engine's tables (hundreds of MB at a large
+        vocabulary) would then wait for a full garbage collection."""
         t = self.trie
+        me = weakref.proxy(self)
+        cls = type(self)
         return _CWalker(
             memo=self._memo, gmemo=self._gmemo, gproj=self._gproj, trans=self._trans, trunc=self._trunc,
-            free=self._free, cmaps=self._cmaps, bad=self._bad, trans_miss=self._trans_miss,
-            trunc_miss=self._trunc_miss, gproj_miss=self._gproj_miss, cmap_miss=self._cmap,
-            bad_miss=self._bad_rejected, children=t.children, lo=t.lo, own=t.own, proj=t.proj, hi=t.hi,
-            plain=t.plain, groups=t.groups, nodes=t.nodes, span=self._gspan)
+            free=self._free, cmaps=self._cmaps, bad=self._bad, trans_miss=partial(cls._trans_miss, me),
+            trunc_miss=partial(cls._trunc_miss, me), gproj_miss=partial(cls._gproj_miss, me),
+            cmap_miss=partial(cls._cmap, me), bad_miss=partial(cls._bad_rejected, me), children=t.children,
+            lo=t.lo, own=t.own, proj=t.proj, hi=t.hi, plain=t.plain, groups=t.groups, nodes=t.nodes,
+            span=self._gspan)
 
     def _evict_masks(self) -> None:
         """Drop the oldest layer id arrays until at most half of ``max_mask_ids`` ids are

@@ -676,6 +676,11 @@ def _mask_facts(mask):
     return mask.allow, mask.eos, mask.dead_end, mask.n_allowed, sorted(mask.ids.tolist())
 
 
+def _allowed_ids(facts, size: int) -> set[int]:
+    allow, ids = facts[0], set(facts[4])
+    return ids if allow else set(range(size)) - ids
+
+
 def test_compiled_walk_is_built_and_gives_the_python_walks_masks(project) -> None:
     """The compiled walk (``_walk.c``, built by ``pip install``) computes the same masks as
     the Python walk, state for state, over random positions of the sample files."""
@@ -806,3 +811,48 @@ def test_a_dropped_engine_is_freed_without_a_garbage_collection(project) -> None
         assert ref() is None
     finally:
         gc.enable()
+
+
+def test_long_tokens_walk_in_a_thread_with_a_small_stack(project) -> None:
+    """Tokens hundreds of bytes long (runs of spaces, dashes, letters, as some vocabularies
+    have) are walked one trie level per byte; in a worker thread with a 512 KiB stack (the
+    default on macOS) the compiled walk computes the same masks as the Python walk."""
+    import threading
+
+    from luaguard.guard.automaton import Automaton
+    from luaguard.guard.matcher import path_space
+    from luaguard.guard.vocab import MaskEngine
+
+    table = _table([b" " * 600, b"-" * 600, b"a" * 600, b"\t" * 300 + b"end"])
+    au = Automaton(path_space(project))
+    prompts = ["", "local x = ", "-- ", "if x then\n", 'x = "', "local p = game.ReplicatedStorage.Shared."]
+    got: dict[str, object] = {}
+
+    def run() -> None:
+        try:
+            g = Guard(au, table)
+            ref = MaskEngine(au, table, compiled=False)
+            for p in prompts:
+                state = g.matcher(p).cursor.state
+                got[p] = (_mask_facts(g.engine.mask_after(state)), _mask_facts(ref.mask_after(state)))
+        except BaseException as e:  # noqa: BLE001 - reported below
+            got["error"] = e
+
+    old = threading.stack_size(512 * 1024)
+    try:
+        t = threading.Thread(target=run)
+        t.start()
+        t.join()
+    finally:
+        threading.stack_size(old)
+    assert "error" not in got, got.get("error")
+    for p in prompts:
+        compiled, python = got[p]
+        assert compiled == python, p
+    # the long tokens were judged, not skipped: 600 spaces and 600 dashes (a comment) fit
+    # after `local x = `; 600 letters are a name that no child of a closed folder has
+    spaces, dashes, letters, tab_end = range(table.size - 4, table.size)
+    allowed = {p: _allowed_ids(got[p][0], table.size) for p in prompts}
+    assert spaces in allowed["local x = "] and dashes in allowed["local x = "]
+    assert tab_end in allowed["if x then\n"] and letters in allowed["local x = "]
+    assert dashes in allowed['x = "'] and letters not in allowed["local p = game.ReplicatedStorage.Shared."]

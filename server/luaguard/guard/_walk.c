@@ -22,6 +22,8 @@
 
 #define G_BAD (1 << 13)
 #define TR_UNKNOWN (-7)
+#define MAX_DEPTH 4000 /* trie levels (token bytes); the Python walk's recursion limit too */
+#define STACK_PARTS 8
 
 typedef struct {
     PyObject_HEAD
@@ -33,6 +35,7 @@ typedef struct {
     PyObject *children, *lo, *own, *proj, *hi, *plain, *groups;
     long long nodes, span;
     long long walks, memo_hits;
+    int depth;
 } Walker;
 
 typedef struct {
@@ -174,8 +177,14 @@ static PyObject *group(Walker *w, PyObject *kids, long long sid) {
         }
     }
     int has_cmap = cmap != Py_None;
-    /* the transitions of this state by byte class, looked up once per call */
-    long long tr[256];
+    /* the transitions of this state by byte class, looked up once per call (on the heap:
+     * the walk recurses once per byte of the longest token, and a worker thread's stack may
+     * be small) */
+    long long *tr = (long long *)PyMem_Malloc(256 * sizeof(long long));
+    if (tr == NULL) {
+        Py_DECREF(cmap);
+        return PyErr_NoMemory();
+    }
     for (int i = 0; i < 256; i++)
         tr[i] = TR_UNKNOWN;
     Buf out = {NULL, 0, 0};
@@ -232,6 +241,7 @@ static PyObject *group(Walker *w, PyObject *kids, long long sid) {
         result = buf_result(&out);
 done:
     PyMem_Free(out.v);
+    PyMem_Free(tr);
     Py_DECREF(cmap);
     return result;
 }
@@ -261,11 +271,15 @@ static PyObject *walk(Walker *w, long long node, long long sid) {
         Py_DECREF(key);
         return NULL;
     }
+    if (w->depth >= MAX_DEPTH) {
+        PyErr_SetString(PyExc_RecursionError, "walk: a token longer than the walk's depth limit");
+        return NULL;
+    }
     w->walks++;
-    PyObject *parts[64];
+    PyObject *parts[STACK_PARTS];
     int nparts = 0;
     PyObject *res = NULL;
-    PyObject *dyn = NULL; /* a list of parts when there are more than 64 */
+    PyObject *dyn = NULL; /* a list of the parts past STACK_PARTS */
     long long n_own = item_ll(w->own, node);
     if (n_own) {
         long long a = item_ll(w->lo, node);
@@ -308,7 +322,9 @@ static PyObject *walk(Walker *w, long long node, long long sid) {
             Py_DECREF(mk);
             goto fail;
         } else {
+            w->depth++;
             r = group(w, kids, gsid);
+            w->depth--;
             if (r == NULL || PyDict_SetItem(w->gmemo, mk, r) < 0) {
                 Py_XDECREF(r);
                 Py_DECREF(mk);
@@ -320,7 +336,7 @@ static PyObject *walk(Walker *w, long long node, long long sid) {
             Py_DECREF(r);
             continue;
         }
-        if (nparts == 64) {
+        if (nparts == STACK_PARTS) {
             if (dyn == NULL) {
                 dyn = PyList_New(0);
                 if (dyn == NULL) {
@@ -485,6 +501,7 @@ static int Walker_init(Walker *w, PyObject *args, PyObject *kwds) {
     w->span = span;
     w->walks = 0;
     w->memo_hits = 0;
+    w->depth = 0;
     return 0;
 }
 

@@ -221,8 +221,9 @@ class PathSpace:
         most of their names (the class members), so after the first byte of a name most
         positions of one table are positions of another: canonical positions make them one
         automaton state, and the mask walk's memo then serves every such table from the
-        first one walked (measured at a 152k vocabulary: the walk after ``x.`` for a new
-        value went from hundreds of nodes to a few dozen)."""
+        first one walked (measured over guard_eval's replay at a 152k vocabulary, together
+        with the automaton dropping the value a non-method name is read on: trie nodes
+        walked 64,850 -> 49,302)."""
         key = (table, node)
         got = self._canon.get(key)
         if got is None:

@@ -96,3 +96,15 @@ def test_stats_flag_counts_by_rule(capsys):
     main(["check", str(PATCHES / "hud_todo.luau"), "--project", str(PLACE), "--stats"])
     out = capsys.readouterr().out
     assert "findings by rule:" in out and "placeholder" in out
+
+
+def test_version_says_whether_the_mask_walk_is_compiled(capsys, monkeypatch):
+    import importlib.util
+
+    assert main(["--version"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("luaguard ") and "(mask walk: compiled)" in out  # the install builds it
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name.endswith("._walk") else real(name, *a))
+    assert main(["--version"]) == 0
+    assert "mask walk: Python; the compiled module was not built" in capsys.readouterr().out

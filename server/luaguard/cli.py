@@ -342,9 +342,19 @@ def _project_file_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--sourcemap", metavar="NAME", help="read this sourcemap.json instead of a Rojo project file")
 
 
+def _version() -> str:
+    """``luaguard X.Y.Z (mask walk: ...)``: whether the guard's compiled mask walk is
+    installed (looked up without importing the guard, which would load numpy)."""
+    import importlib.util
+
+    built = importlib.util.find_spec("luaguard.guard._walk") is not None
+    walk = "compiled" if built else "Python; the compiled module was not built (no C compiler at install)"
+    return f"luaguard {__version__} (mask walk: {walk})"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="luaguard", description="Guard-rails for AI-written Roblox (Luau) code.")
-    parser.add_argument("--version", action="version", version=f"luaguard {__version__}")
+    parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("check", help="lint Luau files, a directory, or stdin")

@@ -856,3 +856,38 @@ def test_long_tokens_walk_in_a_thread_with_a_small_stack(project) -> None:
     assert spaces in allowed["local x = "] and dashes in allowed["local x = "]
     assert tab_end in allowed["if x then\n"] and letters in allowed["local x = "]
     assert dashes in allowed['x = "'] and letters not in allowed["local p = game.ReplicatedStorage.Shared."]
+
+
+def test_canonical_positions_are_shared_exactly_when_the_names_below_are_equal(project, monkeypatch) -> None:
+    """PathSpace.canon: after the first byte of a name, two tables' positions are one exactly
+    when the names (and values) below them are equal; a position with more names below than
+    CANON_MAX_NAMES stays its own."""
+    import luaguard.guard.paths as P
+    from luaguard.guard.paths import KIND_DOT, PathSpace
+
+    space = PathSpace(project)
+    values = [space.nodeset((project.resolve_path(p),)) for p in
+              ("ReplicatedStorage.Shared", "ReplicatedStorage.Remotes", "ServerScriptService.Server")]
+    tables = [space.table(v, KIND_DOT) for v in values]
+    shared = differ = 0
+    for i, a in enumerate(tables):
+        for b in tables[i + 1:]:
+            ta, tb = space.get_table(a), space.get_table(b)
+            for byte in set(ta.children[0]) & set(tb.children[0]):
+                na, nb = ta.children[0][byte], tb.children[0][byte]
+                same = ta.trie.subtree(na) == tb.trie.subtree(nb) and ta.free == tb.free
+                assert (space.canon(a, na) == space.canon(b, nb)) == same, (chr(byte), a, b)
+                shared += same
+                differ += not same
+    assert shared > 10 and differ > 0, (shared, differ)  # class members are shared, children differ
+
+    monkeypatch.setattr(P, "CANON_MAX_NAMES", 1)
+    small = PathSpace(project)
+    t = small.table(small.nodeset((project.resolve_path("ReplicatedStorage.Shared"),)), KIND_DOT)
+    tab = small.get_table(t)
+    big = 0
+    for node in tab.children[0].values():
+        if tab.trie.count(node) > 1:
+            big += 1
+            assert small.canon(t, node) == (t, node)
+    assert big > 5

@@ -56,6 +56,9 @@ __all__ = [
 
 NOVAL = -2
 POISON = -1
+#: positions inside names with more names than this below them are not shared between
+#: tables (see PathSpace.canon)
+CANON_MAX_NAMES = 512
 
 KIND_DOT = 0  # game.Name
 KIND_BRACKET = 1  # game["Name"]
@@ -223,12 +226,15 @@ class PathSpace:
         automaton state, and the mask walk's memo then serves every such table from the
         first one walked (measured over guard_eval's replay at a 152k vocabulary, together
         with the automaton dropping the value a non-method name is read on: trie nodes
-        walked 64,850 -> 49,302)."""
+        walked 64,850 -> 49,302).  A position with more than :data:`CANON_MAX_NAMES` names
+        below is its own canonical position: comparing it would cost time and memory in
+        proportion to its names (a folder of thousands of children), and such subtrees are
+        not what tables share (class members sit below their first letters in dozens)."""
         key = (table, node)
         got = self._canon.get(key)
         if got is None:
             t = self._tables[table]
-            if t.trie is None:
+            if t.trie is None or t.trie.count(node) > CANON_MAX_NAMES:
                 got = key
             else:
                 sig = (t.kind, t.free, t.trie.subtree(node))

@@ -62,6 +62,12 @@ class LazyTrie:
         """The number of keys."""
         return len(self._keys)
 
+    def count(self, node: int) -> int:
+        """How many keys lie below ``node`` (the node must have been reached through
+        ``children``)."""
+        lo, hi, _depth = self._span[node]
+        return hi - lo
+
     def subtree(self, node: int) -> tuple[tuple[bytes, V], ...]:
         """The ``(rest of key, value)`` pairs of the keys below ``node`` (in key order; the
         node must have been reached through ``children``)."""

@@ -29,6 +29,8 @@ typedef struct {
     PyObject_HEAD
     /* engine tables (dicts keyed by ints) and the list of free kinds per state id */
     PyObject *memo, *gmemo, *gproj, *trans, *trunc, *free_kinds, *cmaps, *bad;
+    /* per state id: what of a projection's key can matter (Automaton.projection_class) */
+    PyObject *pclass;
     /* engine callbacks for misses */
     PyObject *trans_miss, *trunc_miss, *gproj_miss, *cmap_miss, *bad_miss;
     /* trie lists */
@@ -293,6 +295,7 @@ static PyObject *walk(Walker *w, long long node, long long sid) {
     Py_ssize_t ng = PyTuple_GET_SIZE(groups);
     long long bad = -1;
     int found;
+    long long pc = item_ll(w->pclass, sid);
     for (Py_ssize_t gi = 0; gi < ng; gi++) {
         PyObject *g = PyTuple_GET_ITEM(groups, gi);
         long long gk = PyLong_AsLongLong(PyTuple_GET_ITEM(g, 0));
@@ -307,10 +310,20 @@ static PyObject *walk(Walker *w, long long node, long long sid) {
             if (bad)
                 continue;
         }
+        /* the group's projection key without what cannot matter for this state, so that
+         * groups differing only in that share one projection (see projection_class) */
+        long long need = (gk >> 7) & 63, drop = (gk >> 5) & 3;
+        if (need > (pc & 63))
+            need = pc & 63;
+        if (!(pc & (1 << 11)))
+            drop &= ~1LL;
+        if (!(pc & (1 << 12)))
+            drop &= ~2LL;
+        long long pk = (need << 7) | (drop << 5) | (gk & 31 & ((pc >> 6) & 31));
         long long gsid;
-        if (dict_ll(w->gproj, (sid << 14) | gk, &gsid, &found) < 0)
+        if (dict_ll(w->gproj, (sid << 14) | pk, &gsid, &found) < 0)
             goto fail;
-        if (!found && call_ll(w->gproj_miss, sid, gk, 2, &gsid) < 0)
+        if (!found && call_ll(w->gproj_miss, sid, pk, 2, &gsid) < 0)
             goto fail;
         PyObject *mk = PyLong_FromLongLong((gsid * w->nodes + node) * w->span + gi);
         if (mk == NULL)
@@ -391,6 +404,7 @@ static int Walker_traverse(Walker *w, visitproc visit, void *arg) {
     Py_VISIT(w->trans);
     Py_VISIT(w->trunc);
     Py_VISIT(w->free_kinds);
+    Py_VISIT(w->pclass);
     Py_VISIT(w->cmaps);
     Py_VISIT(w->bad);
     Py_VISIT(w->trans_miss);
@@ -415,6 +429,7 @@ static int Walker_clear(Walker *w) {
     Py_CLEAR(w->trans);
     Py_CLEAR(w->trunc);
     Py_CLEAR(w->free_kinds);
+    Py_CLEAR(w->pclass);
     Py_CLEAR(w->cmaps);
     Py_CLEAR(w->bad);
     Py_CLEAR(w->trans_miss);
@@ -447,15 +462,15 @@ static int need(PyObject *o, PyTypeObject *t, const char *name) {
 }
 
 static int Walker_init(Walker *w, PyObject *args, PyObject *kwds) {
-    PyObject *memo, *gmemo, *gproj, *trans, *trunc, *free_kinds, *cmaps, *bad;
+    PyObject *memo, *gmemo, *gproj, *trans, *trunc, *free_kinds, *pclass, *cmaps, *bad;
     PyObject *trans_miss, *trunc_miss, *gproj_miss, *cmap_miss, *bad_miss;
     PyObject *children, *lo, *own, *proj, *hi, *plain, *groups;
     long long nodes, span;
-    static char *kw[] = {"memo", "gmemo", "gproj", "trans", "trunc", "free", "cmaps", "bad",
+    static char *kw[] = {"memo", "gmemo", "gproj", "trans", "trunc", "free", "pclass", "cmaps", "bad",
                          "trans_miss", "trunc_miss", "gproj_miss", "cmap_miss", "bad_miss",
                          "children", "lo", "own", "proj", "hi", "plain", "groups", "nodes", "span", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOOOOOOOOOOOOOOOOOOLL", kw, &memo, &gmemo, &gproj, &trans,
-                                     &trunc, &free_kinds, &cmaps, &bad, &trans_miss, &trunc_miss, &gproj_miss,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOOOOOOOOOOOOOOOOOOOLL", kw, &memo, &gmemo, &gproj, &trans,
+                                     &trunc, &free_kinds, &pclass, &cmaps, &bad, &trans_miss, &trunc_miss, &gproj_miss,
                                      &cmap_miss, &bad_miss, &children, &lo, &own, &proj, &hi, &plain, &groups,
                                      &nodes, &span))
         return -1;
@@ -464,9 +479,9 @@ static int Walker_init(Walker *w, PyObject *args, PyObject *kwds) {
     for (int i = 0; i < 7; i++)
         if (need(dicts[i], &PyDict_Type, dnames[i]) < 0)
             return -1;
-    PyObject *lists[] = {free_kinds, children, lo, own, proj, hi, plain, groups};
-    const char *lnames[] = {"free", "children", "lo", "own", "proj", "hi", "plain", "groups"};
-    for (int i = 0; i < 8; i++)
+    PyObject *lists[] = {free_kinds, pclass, children, lo, own, proj, hi, plain, groups};
+    const char *lnames[] = {"free", "pclass", "children", "lo", "own", "proj", "hi", "plain", "groups"};
+    for (int i = 0; i < 9; i++)
         if (need(lists[i], &PyList_Type, lnames[i]) < 0)
             return -1;
     Py_ssize_t n = PyList_GET_SIZE(children);
@@ -482,6 +497,7 @@ static int Walker_init(Walker *w, PyObject *args, PyObject *kwds) {
     SET(trans, trans);
     SET(trunc, trunc);
     SET(free_kinds, free_kinds);
+    SET(pclass, pclass);
     SET(cmaps, cmaps);
     SET(bad, bad);
     SET(trans_miss, trans_miss);

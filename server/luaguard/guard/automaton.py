@@ -272,6 +272,34 @@ class Automaton:
             return self.cached_step(s, 0x0A) is not None and s[PAY][2] == 1
         return False
 
+    @staticmethod
+    def projection_class(s: tuple) -> int:
+        """What of :meth:`project`'s arguments can matter for ``s``, packed in an int: bits
+        0-5 the number of open frames ``n`` (at most 63; every ``keep >= n`` gives the same
+        result), bits 6-10 the one ``END_*`` bit that can end the string or comment ``s`` is
+        in (0 in code: ``ends`` is not read), bit 11 set when ``drop`` bit 1 can change
+        ``s`` (a value in code), bit 12 when ``drop`` bit 2 can (white-space flags in code).
+        The mask walk normalises its projection keys with it, so that keys differing only
+        in what cannot matter share one projection."""
+        mode = s[MODE]
+        out = min(len(s[STACK]), 63)
+        if mode >= M_STR and mode in _TEXT_MODES:
+            if mode == M_STR:
+                end = END_DQ if s[PAY][0] == 0x22 else END_SQ
+            elif mode == M_INTERP:
+                end = END_BT
+            elif mode == M_LCMT:
+                end = END_NL
+            else:
+                end = END_RB
+            out |= end << 6
+        elif mode == M_CODE:
+            if s[VAL] != NOVAL:
+                out |= 1 << 11
+            if s[FLAGS]:
+                out |= 1 << 12
+        return out
+
     def project(self, s: tuple, keep: int, ends: int = ENDS_ALL, drop: int = 0) -> tuple:
         """``s`` without what cannot change which bytes are accepted next: declaration
         bookkeeping, events, which frames the model opened, all but the top ``keep`` frames (a

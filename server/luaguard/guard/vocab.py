@@ -501,7 +501,7 @@ class _StateTables:
     byte classes, ``bad`` to whether it rejects every non-code byte.  It holds no reference
     to its engine."""
 
-    __slots__ = ("automaton", "stats", "ids", "states", "free", "trans", "trunc", "gproj", "cmaps", "bad")
+    __slots__ = ("automaton", "stats", "ids", "states", "free", "pclass", "trans", "trunc", "gproj", "cmaps", "bad")
 
     def __init__(self, automaton: Automaton, stats: dict[str, int]) -> None:
         self.automaton = automaton
@@ -509,6 +509,7 @@ class _StateTables:
         self.ids: dict[tuple, int] = {}
         self.states: list[tuple] = []
         self.free: list[int] = []
+        self.pclass: list[int] = []  # per state id: Automaton.projection_class
         self.trans: dict[int, int] = {}
         self.trunc: dict[int, int] = {}
         self.gproj: dict[int, int] = {}
@@ -523,6 +524,7 @@ class _StateTables:
             self.states.append(state)
             self.ids[state] = sid
             self.free.append(self.automaton.free_kind(state))
+            self.pclass.append(self.automaton.projection_class(state))
         return sid
 
     def gproj_miss(self, sid: int, gk: int) -> int:
@@ -633,7 +635,7 @@ class MaskEngine:
         at a large vocabulary) would then wait for a full garbage collection."""
         t, tr = self._tables, self.trie
         return _CWalker(
-            memo=self._memo, gmemo=self._gmemo, gproj=t.gproj, trans=t.trans, trunc=t.trunc, free=t.free,
+            memo=self._memo, gmemo=self._gmemo, gproj=t.gproj, trans=t.trans, trunc=t.trunc, free=t.free, pclass=t.pclass,
             cmaps=t.cmaps, bad=t.bad, trans_miss=t.trans_miss, trunc_miss=t.trunc_miss, gproj_miss=t.gproj_miss,
             cmap_miss=t.cmap, bad_miss=t.bad_rejected, children=tr.children, lo=tr.lo, own=tr.own, proj=tr.proj,
             hi=tr.hi, plain=tr.plain, groups=tr.groups, nodes=tr.nodes, span=self._gspan)

@@ -221,6 +221,12 @@ static PyObject *group(Walker *w, PyObject *kids, long long sid) {
                 continue;
             }
             long long pk = item_ll(w->proj, child);
+            {   /* normalised as the group keys are (see walk) */
+                long long npc = item_ll(w->pclass, nsid), keep = pk >> 5;
+                if (keep > (npc & 63))
+                    keep = npc & 63;
+                pk = (keep << 5) | (pk & 31 & ((npc >> 6) & 31));
+            }
             long long csid;
             if (dict_ll(w->trunc, (nsid << 12) | pk, &csid, &found) < 0)
                 goto done;

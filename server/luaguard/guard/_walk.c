@@ -16,6 +16,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,17 +26,25 @@
 #define MAX_DEPTH 4000 /* trie levels (token bytes); the Python walk's recursion limit too */
 #define STACK_PARTS 8
 
+/* The walker's references, each a keyword of Walker(...): X(field, keyword, kind), kind 'd'
+ * a dict, 'l' a list, 'c' a callable.  The engine's tables (dicts keyed by ints); per state
+ * id, its free kinds and its projection class (Automaton.projection_class); the engine's
+ * callbacks for misses; the trie's lists. */
+#define WALKER_REFS(X)                                                                      \
+    X(memo, "memo", 'd') X(gmemo, "gmemo", 'd') X(gproj, "gproj", 'd') X(trans, "trans", 'd')   \
+    X(trunc, "trunc", 'd') X(cmaps, "cmaps", 'd') X(bad, "bad", 'd')                             \
+    X(free_kinds, "free", 'l') X(pclass, "pclass", 'l')                                          \
+    X(trans_miss, "trans_miss", 'c') X(trunc_miss, "trunc_miss", 'c')                            \
+    X(gproj_miss, "gproj_miss", 'c') X(cmap_miss, "cmap_miss", 'c') X(bad_miss, "bad_miss", 'c') \
+    X(children, "children", 'l') X(lo, "lo", 'l') X(own, "own", 'l') X(proj, "proj", 'l')        \
+    X(hi, "hi", 'l') X(plain, "plain", 'l') X(groups, "groups", 'l')
+
 typedef struct {
     PyObject_HEAD
-    /* engine tables (dicts keyed by ints) and the list of free kinds per state id */
-    PyObject *memo, *gmemo, *gproj, *trans, *trunc, *free_kinds, *cmaps, *bad;
-    /* per state id: what of a projection's key can matter (Automaton.projection_class) */
-    PyObject *pclass;
-    /* engine callbacks for misses */
-    PyObject *trans_miss, *trunc_miss, *gproj_miss, *cmap_miss, *bad_miss;
-    /* trie lists */
-    PyObject *children, *lo, *own, *proj, *hi, *plain, *groups;
-    long long nodes, span;
+#define REF_FIELD(f, k, t) PyObject *f;
+    WALKER_REFS(REF_FIELD)
+#undef REF_FIELD
+    long long nodes, span; /* nodes: len(children) */
     long long walks, memo_hits;
     int depth;
 } Walker;
@@ -403,53 +412,30 @@ fail:
 
 /* -- the Python type ------------------------------------------------------------------- */
 
+static const struct {
+    const char *keyword;
+    Py_ssize_t offset;
+    char kind;
+} WALKER_REF_TABLE[] = {
+#define REF_ENTRY(f, k, t) {k, offsetof(Walker, f), t},
+    WALKER_REFS(REF_ENTRY)
+#undef REF_ENTRY
+};
+#define N_REFS ((int)(sizeof(WALKER_REF_TABLE) / sizeof(WALKER_REF_TABLE[0])))
+
+static inline PyObject **ref_slot(Walker *w, int i) {
+    return (PyObject **)((char *)w + WALKER_REF_TABLE[i].offset);
+}
+
 static int Walker_traverse(Walker *w, visitproc visit, void *arg) {
-    Py_VISIT(w->memo);
-    Py_VISIT(w->gmemo);
-    Py_VISIT(w->gproj);
-    Py_VISIT(w->trans);
-    Py_VISIT(w->trunc);
-    Py_VISIT(w->free_kinds);
-    Py_VISIT(w->pclass);
-    Py_VISIT(w->cmaps);
-    Py_VISIT(w->bad);
-    Py_VISIT(w->trans_miss);
-    Py_VISIT(w->trunc_miss);
-    Py_VISIT(w->gproj_miss);
-    Py_VISIT(w->cmap_miss);
-    Py_VISIT(w->bad_miss);
-    Py_VISIT(w->children);
-    Py_VISIT(w->lo);
-    Py_VISIT(w->own);
-    Py_VISIT(w->proj);
-    Py_VISIT(w->hi);
-    Py_VISIT(w->plain);
-    Py_VISIT(w->groups);
+    for (int i = 0; i < N_REFS; i++)
+        Py_VISIT(*ref_slot(w, i));
     return 0;
 }
 
 static int Walker_clear(Walker *w) {
-    Py_CLEAR(w->memo);
-    Py_CLEAR(w->gmemo);
-    Py_CLEAR(w->gproj);
-    Py_CLEAR(w->trans);
-    Py_CLEAR(w->trunc);
-    Py_CLEAR(w->free_kinds);
-    Py_CLEAR(w->pclass);
-    Py_CLEAR(w->cmaps);
-    Py_CLEAR(w->bad);
-    Py_CLEAR(w->trans_miss);
-    Py_CLEAR(w->trunc_miss);
-    Py_CLEAR(w->gproj_miss);
-    Py_CLEAR(w->cmap_miss);
-    Py_CLEAR(w->bad_miss);
-    Py_CLEAR(w->children);
-    Py_CLEAR(w->lo);
-    Py_CLEAR(w->own);
-    Py_CLEAR(w->proj);
-    Py_CLEAR(w->hi);
-    Py_CLEAR(w->plain);
-    Py_CLEAR(w->groups);
+    for (int i = 0; i < N_REFS; i++)
+        Py_CLEAR(*ref_slot(w, i));
     return 0;
 }
 
@@ -459,67 +445,48 @@ static void Walker_dealloc(Walker *w) {
     Py_TYPE(w)->tp_free((PyObject *)w);
 }
 
-static int need(PyObject *o, PyTypeObject *t, const char *name) {
-    if (!PyObject_TypeCheck(o, t)) {
-        PyErr_Format(PyExc_TypeError, "Walker: %s must be a %s, got %s", name, t->tp_name, Py_TYPE(o)->tp_name);
+/* Walker(**refs, span=int): every keyword of WALKER_REFS and span, nothing else */
+static int Walker_init(Walker *w, PyObject *args, PyObject *kwds) {
+    if (PyTuple_GET_SIZE(args) != 0 || kwds == NULL) {
+        PyErr_SetString(PyExc_TypeError, "Walker takes keyword arguments only");
         return -1;
     }
-    return 0;
-}
-
-static int Walker_init(Walker *w, PyObject *args, PyObject *kwds) {
-    PyObject *memo, *gmemo, *gproj, *trans, *trunc, *free_kinds, *pclass, *cmaps, *bad;
-    PyObject *trans_miss, *trunc_miss, *gproj_miss, *cmap_miss, *bad_miss;
-    PyObject *children, *lo, *own, *proj, *hi, *plain, *groups;
-    long long nodes, span;
-    static char *kw[] = {"memo", "gmemo", "gproj", "trans", "trunc", "free", "pclass", "cmaps", "bad",
-                         "trans_miss", "trunc_miss", "gproj_miss", "cmap_miss", "bad_miss",
-                         "children", "lo", "own", "proj", "hi", "plain", "groups", "nodes", "span", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOOOOOOOOOOOOOOOOOOOLL", kw, &memo, &gmemo, &gproj, &trans,
-                                     &trunc, &free_kinds, &pclass, &cmaps, &bad, &trans_miss, &trunc_miss, &gproj_miss,
-                                     &cmap_miss, &bad_miss, &children, &lo, &own, &proj, &hi, &plain, &groups,
-                                     &nodes, &span))
+    PyObject *got[N_REFS];
+    for (int i = 0; i < N_REFS; i++) {
+        const char *k = WALKER_REF_TABLE[i].keyword;
+        PyObject *v = PyDict_GetItemString(kwds, k);
+        if (v == NULL) {
+            PyErr_Format(PyExc_TypeError, "Walker: missing keyword %s", k);
+            return -1;
+        }
+        char kind = WALKER_REF_TABLE[i].kind;
+        int ok = kind == 'd' ? PyDict_Check(v) : (kind == 'l' ? PyList_Check(v) : PyCallable_Check(v));
+        if (!ok) {
+            PyErr_Format(PyExc_TypeError, "Walker: %s must be a %s, got %s", k,
+                         kind == 'd' ? "dict" : (kind == 'l' ? "list" : "callable"), Py_TYPE(v)->tp_name);
+            return -1;
+        }
+        got[i] = v;
+    }
+    PyObject *span_obj = PyDict_GetItemString(kwds, "span");
+    if (span_obj == NULL || PyDict_GET_SIZE(kwds) != N_REFS + 1) {
+        PyErr_SetString(PyExc_TypeError, "Walker: span missing or an unknown keyword");
         return -1;
-    PyObject *dicts[] = {memo, gmemo, gproj, trans, trunc, cmaps, bad};
-    const char *dnames[] = {"memo", "gmemo", "gproj", "trans", "trunc", "cmaps", "bad"};
-    for (int i = 0; i < 7; i++)
-        if (need(dicts[i], &PyDict_Type, dnames[i]) < 0)
-            return -1;
-    PyObject *lists[] = {free_kinds, pclass, children, lo, own, proj, hi, plain, groups};
-    const char *lnames[] = {"free", "pclass", "children", "lo", "own", "proj", "hi", "plain", "groups"};
-    for (int i = 0; i < 9; i++)
-        if (need(lists[i], &PyList_Type, lnames[i]) < 0)
-            return -1;
-    Py_ssize_t n = PyList_GET_SIZE(children);
-    if (PyList_GET_SIZE(lo) < n || PyList_GET_SIZE(own) != n || PyList_GET_SIZE(proj) != n ||
-        PyList_GET_SIZE(hi) < n || PyList_GET_SIZE(plain) != n || PyList_GET_SIZE(groups) != n || nodes != n) {
+    }
+    long long span = PyLong_AsLongLong(span_obj);
+    if (span == -1 && PyErr_Occurred())
+        return -1;
+    for (int i = 0; i < N_REFS; i++) {
+        Py_INCREF(got[i]);
+        Py_XSETREF(*ref_slot(w, i), got[i]);
+    }
+    Py_ssize_t n = PyList_GET_SIZE(w->children);
+    if (PyList_GET_SIZE(w->lo) < n || PyList_GET_SIZE(w->own) != n || PyList_GET_SIZE(w->proj) != n ||
+        PyList_GET_SIZE(w->hi) < n || PyList_GET_SIZE(w->plain) != n || PyList_GET_SIZE(w->groups) != n) {
         PyErr_SetString(PyExc_ValueError, "Walker: the trie's lists differ in length");
         return -1;
     }
-#define SET(field, v) do { Py_INCREF(v); Py_XSETREF(w->field, v); } while (0)
-    SET(memo, memo);
-    SET(gmemo, gmemo);
-    SET(gproj, gproj);
-    SET(trans, trans);
-    SET(trunc, trunc);
-    SET(free_kinds, free_kinds);
-    SET(pclass, pclass);
-    SET(cmaps, cmaps);
-    SET(bad, bad);
-    SET(trans_miss, trans_miss);
-    SET(trunc_miss, trunc_miss);
-    SET(gproj_miss, gproj_miss);
-    SET(cmap_miss, cmap_miss);
-    SET(bad_miss, bad_miss);
-    SET(children, children);
-    SET(lo, lo);
-    SET(own, own);
-    SET(proj, proj);
-    SET(hi, hi);
-    SET(plain, plain);
-    SET(groups, groups);
-#undef SET
-    w->nodes = nodes;
+    w->nodes = n;
     w->span = span;
     w->walks = 0;
     w->memo_hits = 0;

@@ -1064,6 +1064,11 @@ class Automaton:
         return self._code(prev, 0, val, stack, decl, num, ifx, ev, b, how)
 
     # ------------------------------------------------------------------------------ names
+    def _position(self, table: int, node: int) -> tuple[int, int]:
+        """The position ``node`` of name table ``table`` as kept in a state: the canonical
+        one with ``share_names`` (:meth:`~.paths.PathSpace.canon`), else itself."""
+        return self.space.canon(table, node) if self.share_names else (table, node)
+
     def _name(self, s, b, how):
         """A name after ``.`` or ``:``: matched against a name table (``table >= 0``) or free
         (``-1``); ``kw`` follows the keyword trie (a keyword cannot be a field name); ``tail``
@@ -1089,13 +1094,12 @@ class Automaton:
                 if t.free or lenient:  # off the table: any name, whose value is unknown
                     return (M_NAME, (-1, -1, 1, POISON if base == POISON else NOVAL, nkw, ntail)) + s[2:]
                 return None
-            if self.share_names:
-                table, node = self.space.canon(table, node)
-                if t.kind != KIND_METHOD and base >= 0:
-                    # only a method name reads the value it is called on (at its end): in
-                    # any other table the value matters no more (see below), and dropping
-                    # it lets the names of every value with equal names be one state
-                    base = NOVAL
+            table, node = self._position(table, node)
+            if self.share_names and t.kind != KIND_METHOD and base >= 0:
+                # only a method name reads the value it is called on (at its end): in any
+                # other table the value matters no more (see below), and dropping it lets
+                # the names of every value with equal names be one state
+                base = NOVAL
             return (M_NAME, (table, node, 1, base, nkw, ntail)) + s[2:]
         if _IDCHAR[b]:
             nkw = _KW_NEXT.get((kw, b), -1) if kw >= 0 else -1
@@ -1110,8 +1114,7 @@ class Automaton:
                 if t.free or lenient:
                     return (M_NAME, (-1, -1, 1, POISON if base == POISON else NOVAL, nkw, ntail)) + s[2:]
                 return None
-            if self.share_names:
-                table, node = self.space.canon(table, node)
+            table, node = self._position(table, node)
             return (M_NAME, (table, node, 1, base, nkw, ntail)) + s[2:]
         # the name ends
         if kw >= 0 and kw in _KW_AT and not lenient:
@@ -1178,8 +1181,7 @@ class Automaton:
             if t.free or lenient:  # off the table: any name, whose value is unknown
                 return (M_NSTR, (-1, -1, quote, after)) + s[2:]
             return None
-        if self.share_names:
-            table, node = self.space.canon(table, node)
+        table, node = self._position(table, node)
         return (M_NSTR, (table, node, quote, after)) + s[2:]
 
     def _after_arg(self, s, b, how):

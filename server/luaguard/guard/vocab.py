@@ -638,7 +638,7 @@ class MaskEngine:
             memo=self._memo, gmemo=self._gmemo, gproj=t.gproj, trans=t.trans, trunc=t.trunc, free=t.free, pclass=t.pclass,
             cmaps=t.cmaps, bad=t.bad, trans_miss=t.trans_miss, trunc_miss=t.trunc_miss, gproj_miss=t.gproj_miss,
             cmap_miss=t.cmap, bad_miss=t.bad_rejected, children=tr.children, lo=tr.lo, own=tr.own, proj=tr.proj,
-            hi=tr.hi, plain=tr.plain, groups=tr.groups, nodes=tr.nodes, span=self._gspan)
+            hi=tr.hi, plain=tr.plain, groups=tr.groups, span=self._gspan)
 
     def _evict_masks(self) -> None:
         """Drop the oldest layer id arrays until at most half of ``max_mask_ids`` ids are

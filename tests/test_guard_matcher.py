@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
+
 import pytest
 from guard_support import SAMPLES
 from luaguard.guard.matcher import Guard, GuardOptions, guard_for
@@ -400,13 +402,43 @@ def test_masks_cover_the_vocabulary_and_store_the_smaller_set(guard) -> None:
     assert m.mask() is mask  # cached per state
 
 
-def test_apply_sets_minus_inf_on_banned_ids_only(guard) -> None:
+@pytest.mark.parametrize("dense", [True, False], ids=["dense", "index"])
+def test_apply_sets_minus_inf_on_banned_ids_only(guard, monkeypatch, dense) -> None:
+    """Both ways of applying a mask (one added row of 0/-inf up to DENSE_MAX ids, index
+    operations above) ban exactly the banned ids, for rows wider and narrower than the
+    vocabulary and for half-precision rows, and leave the other scores unchanged."""
     torch = pytest.importorskip("torch")
-    mask = guard.matcher(SHARED).mask()
-    row = torch.zeros(BYTES.size + 3)  # a model may pad its vocabulary
-    mask.apply_(row)
-    for t in range(BYTES.size + 3):
-        assert (row[t].item() == 0.0) == (t < BYTES.size and mask.allows(t)), t
+    import luaguard.guard.vocab as V
+
+    monkeypatch.setattr(V, "DENSE_MAX", V.DENSE_MAX if dense else 0)
+    for text in (SHARED, "local a = 1\n", "game.ReplicatedStorage."):
+        mask = guard.matcher(text).mask()
+        for width, dtype in ((BYTES.size + 3, torch.float32), (BYTES.size, torch.float16), (BYTES.size - 5, torch.float32)):
+            scores = torch.arange(width, dtype=dtype) / 7  # a model may pad its vocabulary
+            row = scores.clone()
+            mask.apply_(row)
+            for t in range(width):
+                if t < BYTES.size and mask.allows(t):
+                    assert row[t].item() == scores[t].item(), (text, width, t)
+                else:
+                    assert row[t].item() == float("-inf"), (text, width, t)
+
+
+def test_dense_rows_count_in_the_id_budget(project) -> None:
+    """A vocabulary of at most DENSE_MAX ids gets each mask's 0/-inf row made with the mask
+    (4 bytes per id) and counted in the engine's memory budget; a larger one makes none."""
+    import luaguard.guard.vocab as V
+    from luaguard.guard.automaton import Automaton
+    from luaguard.guard.matcher import path_space
+
+    au = Automaton(path_space(project))
+    small = V.MaskEngine(au, BYTES)
+    before = small._mask_ids
+    m = small.mask_after(Guard(au, BYTES).start("local a = ").state)
+    assert m._dense is not None and m._dense.dtype == np.float32 and len(m._dense) == BYTES.size
+    assert small._mask_ids - before >= BYTES.size // 2
+    assert np.array_equal(np.isinf(m.bias_row()), ~np.isin(np.arange(BYTES.size), m.ids) if m.allow
+                          else np.isin(np.arange(BYTES.size), m.ids))
 
 
 def _random_matchers(g, project, rng, n):
@@ -443,11 +475,13 @@ def test_mask_agrees_with_consume_on_random_walks(project) -> None:
                 break
 
 
-def test_masks_in_shared_pieces_agree_with_consume_and_apply_exactly(project, monkeypatch) -> None:
+@pytest.mark.parametrize("dense", [True, False], ids=["dense", "index"])
+def test_masks_in_shared_pieces_agree_with_consume_and_apply_exactly(project, monkeypatch, dense) -> None:
     """Masks kept as pieces shared between masks (a layer's allowed or banned ids; a layer
     banned whole with its allowed ids restored) ban exactly what the automaton rejects.  The
     byte-level vocabulary is small, so the threshold for sharing is lowered to make every
-    layer's ids a shared piece and every kind of piece appear."""
+    layer's ids a shared piece and every kind of piece appear; applied as a dense row and
+    by index operations."""
     torch = pytest.importorskip("torch")
     import luaguard.guard.vocab as V
     from guard_support import byte_level_tokenizer
@@ -456,6 +490,7 @@ def test_masks_in_shared_pieces_agree_with_consume_and_apply_exactly(project, mo
     from luaguard.guard.token_bytes import token_table
 
     monkeypatch.setattr(V, "SHARE_MIN", 4)
+    monkeypatch.setattr(V, "DENSE_MAX", V.DENSE_MAX if dense else 0)
     table = token_table(byte_level_tokenizer())
     g = Guard(Automaton(path_space(project)), table)
     rng = random.Random(11)

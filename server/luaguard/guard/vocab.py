@@ -330,6 +330,10 @@ def _new_trie(table: TokenTable) -> VocabTrie:
     return trie
 
 
+#: vocabularies (logit rows) up to this width apply a mask as one added row of 0 / -inf
+#: (see TokenMask.apply_; 4 bytes per id per mask): at 4,096 ids one ``add_`` takes 1 us
+#: where the index operations took 17 us a step inside the decoding loop
+DENSE_MAX = 16_384
 #: id arrays shorter than this are copied into one array per mask; longer ones (a layer's
 #: allowed or banned ids) are shared by every mask that uses them and applied one by one
 SHARE_MIN = 2048
@@ -352,7 +356,8 @@ class TokenMask:
     from one array as before.
     """
 
-    __slots__ = ("allow", "size", "n_allowed", "eos", "dead_end", "keep", "ban", "_n_keep", "_ids", "_tensors", "_set")
+    __slots__ = ("allow", "size", "n_allowed", "eos", "dead_end", "keep", "ban", "_n_keep", "_ids", "_tensors", "_set",
+                 "_dense")
 
     def __init__(self, allow: bool, ids: np.ndarray | None, size: int, n_allowed: int, eos: bool,
                  dead_end: bool = False, *, keep: tuple[np.ndarray, ...] = (),
@@ -370,6 +375,7 @@ class TokenMask:
         self._ids = ids
         self._tensors: dict[Any, tuple] = {}
         self._set: frozenset[int] | None = None
+        self._dense: np.ndarray | None = None
 
     def __repr__(self) -> str:
         return (f"TokenMask(allow={self.allow}, n_allowed={self.n_allowed}, size={self.size}, eos={self.eos}, "
@@ -406,6 +412,33 @@ class TokenMask:
             self._tensors[device] = got
         return got
 
+    def bias_row(self, width: int | None = None) -> np.ndarray:
+        """The mask as a ``float32`` row of ``width`` (default ``size``) elements to add to
+        the scores: ``-inf`` where the id is banned (ids past ``size`` too), 0 elsewhere.
+        The row for ``width == size`` is cached (the engine makes it with the mask when the
+        vocabulary is at most :data:`DENSE_MAX` ids, and counts its bytes in its budget)."""
+        if width is None or width == self.size:
+            if self._dense is None:
+                self._dense = self._bias_row(self.size)
+            return self._dense
+        return self._bias_row(width)
+
+    def _bias_row(self, width: int) -> np.ndarray:
+        return np.where(self._banned_row(width), np.float32(-np.inf), np.float32(0.0))
+
+    def _banned_row(self, width: int) -> np.ndarray:
+        banned = np.full(width, self.allow, dtype=bool)
+        if self.allow:
+            for a in self.keep:
+                banned[a[a < width]] = False
+        else:
+            for a in self.ban:
+                banned[a[a < width]] = True
+            for a in self.keep:
+                banned[a[a < width]] = False
+        banned[self.size:] = True
+        return banned
+
     def allows(self, token_id: int) -> bool:
         """Whether ``token_id`` is allowed (for tests and tools; not used in a step)."""
         if self._set is None:
@@ -416,10 +449,21 @@ class TokenMask:
         """Set the scores of banned ids of one 1-D score row (a torch tensor) to ``-inf``.
 
         The row may be wider than the mask (a model padding its vocabulary): ids past
-        ``size`` are banned too.
+        ``size`` are banned too.  Up to :data:`DENSE_MAX` ids the mask is applied as one
+        ``masked_fill_`` with a boolean row built on first use and kept with the mask (one
+        byte per id); larger vocabularies use the id arrays (a few index operations).
         """
-        keep, ban = self._parts(row.device)
         width = row.shape[-1]
+        if width <= DENSE_MAX:
+            key = (row.device, row.dtype, width)
+            bias = self._tensors.get(key)
+            if bias is None:
+                import torch
+
+                bias = self._tensors[key] = torch.from_numpy(self.bias_row(width)).to(row.device, row.dtype)
+            row.add_(bias)
+            return
+        keep, ban = self._parts(row.device)
         n_keep = self._n_keep
         if width < self.size:
             keep = tuple(t[t < width] for t in keep)
@@ -501,7 +545,8 @@ class _StateTables:
     byte classes, ``bad`` to whether it rejects every non-code byte.  It holds no reference
     to its engine."""
 
-    __slots__ = ("automaton", "stats", "ids", "states", "free", "pclass", "trans", "trunc", "gproj", "cmaps", "bad")
+    __slots__ = ("automaton", "stats", "ids", "states", "free", "pclass", "trans", "trunc", "gproj", "cmaps", "bad",
+                 "bad_cls")
 
     def __init__(self, automaton: Automaton, stats: dict[str, int]) -> None:
         self.automaton = automaton
@@ -515,6 +560,7 @@ class _StateTables:
         self.gproj: dict[int, int] = {}
         self.cmaps: dict[int, tuple[int, ...] | None] = {}
         self.bad: dict[int, int] = {}
+        self.bad_cls: dict[int, tuple[tuple[int, ...], bool]] = {}
 
     def intern(self, state: tuple) -> int:
         """The id of ``state`` (a new one for a state not seen before)."""
@@ -566,12 +612,20 @@ class _StateTables:
         if got is None:
             cmap = self.cmap(sid)
             got = 0
-            if cmap is not None:
-                rep = cmap[0x80]
-                if all(cmap[b] == rep for b in _BAD) and self.automaton.step(self.states[sid], rep) is None:
-                    got = 1
+            if cmap is not None and self._bad_one_class(cmap):
+                got = 1 if self.automaton.step(self.states[sid], cmap[0x80]) is None else 0
             self.bad[sid] = got
         return got
+
+    def _bad_one_class(self, cmap: tuple[int, ...]) -> bool:
+        """Are the bytes of :data:`_BAD` one class of ``cmap``?  Cached per class map (the
+        automaton shares one map object between many states): by ``id``, the entry holding
+        the map itself so that the ``id`` cannot be reused while it is cached."""
+        got = self.bad_cls.get(id(cmap))
+        if got is None or got[0] is not cmap:
+            rep = cmap[0x80]
+            got = self.bad_cls[id(cmap)] = (cmap, all(cmap[b] == rep for b in _BAD))
+        return got[1]
 
 
 class MaskEngine:
@@ -700,6 +754,12 @@ class MaskEngine:
                 if limit < 4000:
                     sys.setrecursionlimit(4000)
                 m = self._build(layers, eos)
+                if self.table.size <= DENSE_MAX:
+                    # the row a step adds to the scores (TokenMask.apply_), made here so
+                    # that its bytes count in the budget (an id of the budget is 8 bytes)
+                    m.bias_row()
+                    self._merged_ids += self.table.size // 2 + 1
+                    self._mask_ids += self.table.size // 2 + 1
                 self._combos[ck] = m
                 if self._mask_ids > self.max_mask_ids:
                     self._evict_masks()
@@ -724,6 +784,7 @@ class MaskEngine:
             if au.in_word(state):
                 ended = au.word_end(state)
             out = []
+            seen: dict[tuple, int] = {}  # layers often project alike: once per argument set
             for root in trie.roots:
                 if not trie.layer_sizes[root]:
                     out.append(-1)
@@ -736,7 +797,11 @@ class MaskEngine:
                     st = ended
                 elif trie.first[root]:
                     keep += pend
-                out.append(self._intern(au.project(st, keep, trie.ends[root], 0 if root & _L_OBS else 15)))
+                args = (st is state, keep, trie.ends[root], 0 if root & _L_OBS else 15)
+                lsid = seen.get(args)
+                if lsid is None:
+                    lsid = seen[args] = self._intern(au.project(st, keep, args[2], args[3]))
+                out.append(lsid)
             got = self._lsids[sid] = tuple(out)
         return got
 

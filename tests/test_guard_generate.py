@@ -311,3 +311,34 @@ def test_dead_end_stops_and_trims_instead_of_raising(model_dir) -> None:
     res = generate_ids(lm.model, lm.tokenizer("local x = ").input_ids, max_new_tokens=5, eos_ids=[eos], matcher=m)
     assert res.stop_reason == "dead_end"
     assert res.ids == [] and res.probs == [] and m.consumed == []
+
+
+def test_phases_account_for_every_step_and_do_not_change_the_result(model_dir, project) -> None:
+    """``generate_ids(phases=...)`` (bench/guard_breakdown.py) adds each part of a step's
+    time and counts steps and new masks; the tokens are those of a run without it."""
+    from luaguard.guard.generate import _eos_ids, generate_ids
+    from luaguard.guard.matcher import guard_for
+    from luaguard.guard.token_bytes import token_table
+
+    lm = load_model(str(model_dir), device="cpu")
+    eos = _eos_ids(lm)
+    guard = guard_for(token_table(lm.tokenizer, lm.model.config.vocab_size, eos_ids=eos), project)
+    text = _source()[:_at(_source(), "local ReplicatedStorage = game:GetService(\"ReplicatedStorage\")\n")]
+    prompt = lm.tokenizer(text[-200:]).input_ids
+    scripts = project.instances_for_file(COMBAT)
+    plain = generate_ids(lm.model, prompt, max_new_tokens=12, eos_ids=eos,
+                         matcher=guard.matcher(text[-200:], scripts=scripts), seed=3, temperature=0.9)
+    phases: dict[str, float] = {}
+    masks_before = guard.engine.stats["masks"]
+    t0 = time.perf_counter()
+    timed = generate_ids(lm.model, prompt, max_new_tokens=12, eos_ids=eos,
+                         matcher=guard.matcher(text[-200:], scripts=scripts), seed=3, temperature=0.9, phases=phases)
+    wall = time.perf_counter() - t0
+    assert timed.ids == plain.ids and timed.probs == plain.probs
+    assert phases["steps"] == timed.steps > 1
+    assert phases["masks_new"] == guard.engine.stats["masks"] - masks_before == 0  # the first run made them
+    assert {"prefill", "forward", "mask_cached", "apply", "choose", "consume"} <= set(phases)
+    assert 0 < sum(v for k, v in phases.items() if k not in ("steps", "masks_new")) <= wall
+    unguarded: dict[str, float] = {}
+    generate_ids(lm.model, prompt, max_new_tokens=4, eos_ids=eos, phases=unguarded)
+    assert unguarded["steps"] == 4 and not {"mask_new", "mask_cached", "apply", "consume"} & set(unguarded)

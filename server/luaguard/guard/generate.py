@@ -134,6 +134,7 @@ def generate_ids(
     deadline: float | None = None,
     cancelled: Callable[[], bool] | None = None,
     device: str = "cpu",
+    phases: dict[str, float] | None = None,
 ) -> GenerationResult:
     """Decode up to ``max_new_tokens`` tokens after ``input_ids`` with a KV cache.
 
@@ -144,6 +145,13 @@ def generate_ids(
     Probabilities are those of the masked distribution at temperature 1.  A guarded run
     cut short (token limit, deadline, cancellation) is trimmed back to the last point where
     every token is finished and checked (:meth:`~.matcher.Matcher.complete_ok`).
+
+    ``phases`` (for benchmarks: ``bench/guard_breakdown.py``): a dict to which the seconds
+    spent in each part of a step are added - ``prefill`` (the model's first pass, over
+    the prompt), ``forward`` (its later passes, one token each), ``mask_new`` /
+    ``mask_cached`` (the guard's mask, split by whether the mask engine computed a new
+    mask), ``apply``, ``choose`` (softmax, argmax or sampling), ``consume`` - and the
+    counts ``steps`` and ``masks_new``.
     """
     import torch
 
@@ -165,17 +173,33 @@ def generate_ids(
             if deadline is not None and time.monotonic() > deadline:
                 reason = "time_budget"
                 break
+            if phases is not None:
+                t_fwd = time.perf_counter()
             out = model(input_ids=nxt, past_key_values=past, use_cache=True)
             steps += 1
             past = out.past_key_values
             logits = out.logits[0, -1].float()
             dead = False
+            if phases is not None:
+                _add(phases, "prefill" if steps == 1 else "forward", t_fwd)
+                phases["steps"] = phases.get("steps", 0) + 1
             if matcher is not None:
                 t0 = time.perf_counter()
-                m = matcher.mask()
-                m.apply_(logits)
+                if phases is not None:
+                    n_masks = matcher.guard.engine.stats["masks"]
+                    m = matcher.mask()
+                    new_mask = matcher.guard.engine.stats["masks"] != n_masks
+                    phases["masks_new"] = phases.get("masks_new", 0) + new_mask
+                    t_apply = _add(phases, "mask_new" if new_mask else "mask_cached", t0)
+                    m.apply_(logits)
+                    _add(phases, "apply", t_apply)
+                else:
+                    m = matcher.mask()
+                    m.apply_(logits)
                 mask_us.append((time.perf_counter() - t0) * 1e6)
                 dead = m.dead_end
+            if phases is not None:
+                t_choose = time.perf_counter()
             logp = torch.log_softmax(logits, dim=-1)
             if temperature <= 0:
                 tok = int(torch.argmax(logits))
@@ -190,6 +214,8 @@ def generate_ids(
                     p = torch.zeros_like(p).scatter_(0, si, sp)
                 tok = int(torch.multinomial(p, 1, generator=gen))
             probs.append(float(math.exp(float(logp[tok]))))
+            if phases is not None:
+                t_consume = _add(phases, "choose", t_choose)
             if dead and tok in eos:
                 # nothing but EOS was possible although the text may not stop here: stop
                 # without consuming it, and trim back below like any cut-short run
@@ -198,6 +224,8 @@ def generate_ids(
                 break
             if matcher is not None and not matcher.consume(tok):
                 raise RuntimeError(f"the guard rejected token {tok} that its own mask allowed")  # pragma: no cover
+            if phases is not None and matcher is not None:
+                _add(phases, "consume", t_consume)
             if tok in eos:
                 reason = "eos"
                 break
@@ -213,6 +241,13 @@ def generate_ids(
             del ids[len(ids) - back:]
             del probs[len(probs) - back:]
     return GenerationResult(ids, probs, reason, mask_us, matcher, steps)
+
+
+def _add(phases: dict[str, float], key: str, since: float) -> float:
+    """Add the seconds since ``since`` to ``phases[key]``; return the current time."""
+    now = time.perf_counter()
+    phases[key] = phases.get(key, 0.0) + (now - since)
+    return now
 
 
 def _malloc_trim():

@@ -404,9 +404,10 @@ def test_masks_cover_the_vocabulary_and_store_the_smaller_set(guard) -> None:
 
 @pytest.mark.parametrize("dense", [True, False], ids=["dense", "index"])
 def test_apply_sets_minus_inf_on_banned_ids_only(guard, monkeypatch, dense) -> None:
-    """Both ways of applying a mask (one added row of 0/-inf up to DENSE_MAX ids, index
-    operations above) ban exactly the banned ids, for rows wider and narrower than the
-    vocabulary and for half-precision rows, and leave the other scores unchanged."""
+    """Both ways of applying a mask (one boolean row up to DENSE_MAX ids, index operations
+    above) set exactly the banned ids to -inf - also where the score was +inf or NaN - for
+    rows wider and narrower than the vocabulary and for half-precision rows, and leave the
+    other scores unchanged."""
     torch = pytest.importorskip("torch")
     import luaguard.guard.vocab as V
 
@@ -415,18 +416,20 @@ def test_apply_sets_minus_inf_on_banned_ids_only(guard, monkeypatch, dense) -> N
         mask = guard.matcher(text).mask()
         for width, dtype in ((BYTES.size + 3, torch.float32), (BYTES.size, torch.float16), (BYTES.size - 5, torch.float32)):
             scores = torch.arange(width, dtype=dtype) / 7  # a model may pad its vocabulary
+            scores[::5] = float("inf")
+            scores[1::7] = float("nan")
             row = scores.clone()
             mask.apply_(row)
             for t in range(width):
                 if t < BYTES.size and mask.allows(t):
-                    assert row[t].item() == scores[t].item(), (text, width, t)
+                    assert row[t].item() == scores[t].item() or (row[t].isnan() and scores[t].isnan()), (text, width, t)
                 else:
                     assert row[t].item() == float("-inf"), (text, width, t)
 
 
 def test_dense_rows_count_in_the_id_budget(project) -> None:
-    """A vocabulary of at most DENSE_MAX ids gets each mask's 0/-inf row made with the mask
-    (4 bytes per id) and counted in the engine's memory budget; a larger one makes none."""
+    """A vocabulary of at most DENSE_MAX ids gets each mask's boolean row made with the
+    mask and counted in the engine's memory budget."""
     import luaguard.guard.vocab as V
     from luaguard.guard.automaton import Automaton
     from luaguard.guard.matcher import path_space
@@ -435,9 +438,9 @@ def test_dense_rows_count_in_the_id_budget(project) -> None:
     small = V.MaskEngine(au, BYTES)
     before = small._mask_ids
     m = small.mask_after(Guard(au, BYTES).start("local a = ").state)
-    assert m._dense is not None and m._dense.dtype == np.float32 and len(m._dense) == BYTES.size
-    assert small._mask_ids - before >= BYTES.size // 2
-    assert np.array_equal(np.isinf(m.bias_row()), ~np.isin(np.arange(BYTES.size), m.ids) if m.allow
+    assert m._dense is not None and m._dense.dtype == np.bool_ and len(m._dense) == BYTES.size
+    assert small._mask_ids - before >= BYTES.size // 8
+    assert np.array_equal(m.banned_row(), ~np.isin(np.arange(BYTES.size), m.ids) if m.allow
                           else np.isin(np.arange(BYTES.size), m.ids))
 
 

@@ -693,7 +693,7 @@ def test_byte_classes_are_exact(project) -> None:
             if nxt is None:
                 break
             cur = nxt
-    states.update(g.engine._states)
+    states.update(g.engine._tables.states)
     au = g.automaton
     checked: Counter = Counter()
     for s in states:
@@ -793,7 +793,7 @@ def test_shared_name_positions_change_no_mask(project) -> None:
             if a.finished:
                 break
     assert checked >= 60
-    assert len(shared.engine._states) < len(plain.engine._states)
+    assert len(shared.engine._tables.states) < len(plain.engine._tables.states)
 
 
 def test_byte_class_templates_equal_the_reference_builder(project) -> None:
@@ -951,7 +951,7 @@ def test_projection_class_drops_only_what_cannot_change_a_projection(project) ->
             m.consume(rng.choice([t for t in range(table.size) if mask.allows(t)]))
             if m.finished:
                 break
-    states = g.engine._states
+    states = g.engine._tables.states
     assert len(states) > 200
     merged = 0
     for s in states:

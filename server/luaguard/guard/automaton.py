@@ -185,6 +185,20 @@ _CLOSER_KINDS = {0x29: (K_CALL, K_GROUP), 0x5D: (K_INDEX,), 0x7D: (K_TABLE, K_IN
 _MISSING = object()
 
 
+def _text_end(s: tuple) -> int:
+    """The ``END_*`` bit of the byte that can end the string or comment ``s`` is in (``s``
+    in one of :data:`_TEXT_MODES`): its quote, the backtick, a line break, or ``]`` for long
+    strings and comments."""
+    mode = s[MODE]
+    if mode == M_STR:
+        return END_DQ if s[PAY][0] == 0x22 else END_SQ
+    if mode == M_INTERP:
+        return END_BT
+    if mode == M_LCMT:
+        return END_NL
+    return END_RB
+
+
 def initial_state(prev: int = P_NONE, stack: tuple = (), *, val: int = NOVAL, flags: int = 0, ifx: int = 0) -> tuple:
     """A state between tokens in code, after a token of class ``prev`` with ``stack`` open."""
     return (M_CODE, 0, prev, flags, val, stack, None, N_NONE, ifx, ())
@@ -284,15 +298,7 @@ class Automaton:
         mode = s[MODE]
         out = min(len(s[STACK]), 63)
         if mode >= M_STR and mode in _TEXT_MODES:
-            if mode == M_STR:
-                end = END_DQ if s[PAY][0] == 0x22 else END_SQ
-            elif mode == M_INTERP:
-                end = END_BT
-            elif mode == M_LCMT:
-                end = END_NL
-            else:
-                end = END_RB
-            out |= end << 6
+            out |= _text_end(s) << 6
         elif mode == M_CODE:
             if s[VAL] != NOVAL:
                 out |= 1 << 11
@@ -315,15 +321,7 @@ class Automaton:
         coming bytes contain none of those."""
         mode = s[MODE]
         if mode >= M_STR and mode in _TEXT_MODES:
-            if mode == M_STR:
-                closes = ends & (END_DQ if s[PAY][0] == 0x22 else END_SQ)
-            elif mode == M_INTERP:
-                closes = ends & END_BT
-            elif mode == M_LCMT:
-                closes = ends & END_NL
-            else:  # long strings and comments
-                closes = ends & END_RB
-            if not closes:
+            if not ends & _text_end(s):
                 pay = s[PAY]
                 if mode == M_STR:
                     pay = pay[:5] + (LITERAL,)

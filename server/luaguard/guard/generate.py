@@ -187,15 +187,14 @@ def generate_ids(
                 t0 = time.perf_counter()
                 if phases is not None:
                     n_masks = matcher.guard.engine.stats["masks"]
-                    m = matcher.mask()
+                m = matcher.mask()
+                if phases is not None:
                     new_mask = matcher.guard.engine.stats["masks"] != n_masks
                     phases["masks_new"] = phases.get("masks_new", 0) + new_mask
                     t_apply = _add(phases, "mask_new" if new_mask else "mask_cached", t0)
-                    m.apply_(logits)
+                m.apply_(logits)
+                if phases is not None:
                     _add(phases, "apply", t_apply)
-                else:
-                    m = matcher.mask()
-                    m.apply_(logits)
                 mask_us.append((time.perf_counter() - t0) * 1e6)
                 dead = m.dead_end
             if phases is not None:

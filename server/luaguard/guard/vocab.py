@@ -657,15 +657,10 @@ class MaskEngine:
         self._reset()
 
     def _reset(self) -> None:
-        t = _StateTables(self.automaton, self.stats)
         # the state tables and what computes their entries live in one object that holds no
         # reference to the engine, so the compiled walk can call its bound methods without a
         # reference cycle (a weak proxy of the engine instead cost 3-7% of the 152k replay)
-        self._ids, self._states, self._free = t.ids, t.states, t.free
-        self._trans, self._trunc, self._gproj, self._cmaps, self._bad = t.trans, t.trunc, t.gproj, t.cmaps, t.bad
-        self._intern, self._trans_miss, self._trunc_miss = t.intern, t.trans_miss, t.trunc_miss
-        self._gproj_miss, self._cmap, self._bad_rejected = t.gproj_miss, t.cmap, t.bad_rejected
-        self._tables = t
+        self._tables = _StateTables(self.automaton, self.stats)
         self._memo: dict[int, tuple] = {}
         self._gmemo: dict[int, tuple] = {}
         self._masks: dict[tuple[int, bool], TokenMask] = {}
@@ -733,7 +728,7 @@ class MaskEngine:
         trie = self.trie
         key_state = self.automaton.project(state, trie.maxpops_all, trie.ends_all)
         with self._lock:
-            sid = self._intern(key_state)
+            sid = self._tables.intern(key_state)
             key = (sid, eos)
             m = self._masks.get(key)
             if m is not None:
@@ -741,7 +736,7 @@ class MaskEngine:
                 return m
             if len(self._memo) + len(self._gmemo) + len(self._larrays) > self.max_memo:
                 self._reset()
-                sid = self._intern(key_state)
+                sid = self._tables.intern(key_state)
                 key = (sid, eos)
             layers = self._layer_sids(sid)
             ck = (layers, eos)
@@ -776,7 +771,8 @@ class MaskEngine:
         if got is None:
             trie = self.trie
             au = self.automaton
-            state = self._states[sid]
+            intern = self._tables.intern
+            state = self._tables.states[sid]
             pend = au.pending_pops(state)
             ended: tuple | None = state
             if au.in_word(state):
@@ -798,7 +794,7 @@ class MaskEngine:
                 args = (st is state, keep, trie.ends[root], 0 if root & _L_OBS else 15)
                 lsid = seen.get(args)
                 if lsid is None:
-                    lsid = seen[args] = self._intern(au.project(st, keep, args[2], args[3]))
+                    lsid = seen[args] = intern(au.project(st, keep, args[2], args[3]))
                 out.append(lsid)
             got = self._lsids[sid] = tuple(out)
         return got
@@ -845,18 +841,19 @@ class MaskEngine:
         if n_own:  # (a root, one per layer, owns no token: every token has bytes)
             a = trie.lo[node]
             parts.append(((a, a + n_own),))
-        gproj = self._gproj
+        t = self._tables
+        gproj = t.gproj
         span = self._gspan
         bad = -1
         for gi, (gk, kids) in enumerate(trie.groups[node]):
             if gk & _G_BAD:
                 if bad < 0:
-                    bad = self._bad_rejected(sid)
+                    bad = t.bad_rejected(sid)
                 if bad:
                     continue
             gsid = gproj.get((sid << 14) | gk)
             if gsid is None:
-                gsid = self._gproj_miss(sid, gk)
+                gsid = t.gproj_miss(sid, gk)
             mk = (gsid * trie.nodes + node) * span + gi
             r = gmemo.get(mk)
             if r is None:
@@ -880,15 +877,15 @@ class MaskEngine:
     def _group(self, kids: tuple[tuple[int, int], ...], sid: int) -> tuple[tuple[int, int], ...]:
         trie = self.trie
         children, lo, own, proj, hi, plain = trie.children, trie.lo, trie.own, trie.proj, trie.hi, trie.plain
-        trans, trunc = self._trans, self._trunc
-        free = self._free
-        cmap = self._cmap(sid)
+        t = self._tables
+        trans, trunc, free = t.trans, t.trunc, t.free
+        cmap = t.cmap(sid)
         out: list[tuple[int, int]] = []
         for byte, child in kids:
             cls = cmap[byte] if cmap is not None else byte
             nsid = trans.get((sid << 8) | cls)
             if nsid is None:
-                nsid = self._trans_miss(sid, cls)
+                nsid = t.trans_miss(sid, cls)
             if nsid < 0:
                 continue
             if children[child]:
@@ -904,7 +901,7 @@ class MaskEngine:
                 pk = proj[child]
                 csid = trunc.get((nsid << 12) | pk)
                 if csid is None:
-                    csid = self._trunc_miss(nsid, pk)
+                    csid = t.trunc_miss(nsid, pk)
                 sub = self._walk(child, csid)
                 if sub:
                     # sub is sorted and disjoint: join its first interval to ours where they touch

@@ -932,12 +932,12 @@ def test_canonical_positions_are_shared_exactly_when_the_names_below_are_equal(p
 
 
 def test_projection_class_drops_only_what_cannot_change_a_projection(project) -> None:
-    """The compiled walk normalises a group's projection key with the state's projection
-    class (frames beyond the open ones, string ends other than the state's own, value and
-    white-space bits where there is none): for every state the walk met over random
-    positions of the sample files, every key and its normalised form project alike."""
+    """The mask walk normalises its projection keys with the state's projection class
+    (projection_args: frames beyond the open ones, string ends other than the state's own,
+    value and white-space bits where there is none): for every state the walk met over
+    random positions of the sample files, every key and its normalised form project alike."""
     from guard_support import byte_level_tokenizer
-    from luaguard.guard.automaton import Automaton
+    from luaguard.guard.automaton import Automaton, projection_args
     from luaguard.guard.matcher import path_space
     from luaguard.guard.token_bytes import token_table
 
@@ -959,9 +959,7 @@ def test_projection_class_drops_only_what_cannot_change_a_projection(project) ->
         for keep in range(0, 8):
             for ends in range(32):
                 for drop in range(4):
-                    nk = min(keep, pc & 63)
-                    nd = drop & ~(0 if pc & (1 << 11) else 1) & ~(0 if pc & (1 << 12) else 2)
-                    ne = ends & ((pc >> 6) & 31)
+                    nk, ne, nd = projection_args(pc, keep, ends, drop)
                     merged += (nk, ne, nd) != (keep, ends, drop)
                     assert au.project(s, nk, ne, nd) == au.project(s, keep, ends, drop), (s, keep, ends, drop)
     assert merged > 0

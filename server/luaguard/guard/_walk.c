@@ -113,6 +113,19 @@ static inline int dict_ll(PyObject *dict, long long key, long long *out, int *fo
 }
 
 /* callback(a, b) -> int */
+/* Automaton.projection_args: the arguments of a projection (keep, ends, drop) without what
+ * cannot matter for a state of projection class pc, so that keys differing only in that
+ * share one projection */
+static inline void norm_args(long long pc, long long *keep, long long *ends, long long *drop) {
+    if (*keep > (pc & 63))
+        *keep = pc & 63;
+    *ends &= (pc >> 6) & 31;
+    if (!(pc & (1 << 11)))
+        *drop &= ~1LL;
+    if (!(pc & (1 << 12)))
+        *drop &= ~2LL;
+}
+
 static inline int call_ll(PyObject *fn, long long a, long long b, int nargs, long long *out) {
     PyObject *args[2];
     args[0] = PyLong_FromLongLong(a);
@@ -229,13 +242,9 @@ static PyObject *group(Walker *w, PyObject *kids, long long sid) {
                     goto done;
                 continue;
             }
-            long long pk = item_ll(w->proj, child);
-            {   /* normalised as the group keys are (see walk) */
-                long long npc = item_ll(w->pclass, nsid), keep = pk >> 5;
-                if (keep > (npc & 63))
-                    keep = npc & 63;
-                pk = (keep << 5) | (pk & 31 & ((npc >> 6) & 31));
-            }
+            long long pk = item_ll(w->proj, child), keep = pk >> 5, ends = pk & 31, nodrop = 0;
+            norm_args(item_ll(w->pclass, nsid), &keep, &ends, &nodrop);
+            pk = (keep << 5) | ends;
             long long csid;
             if (dict_ll(w->trunc, (nsid << 12) | pk, &csid, &found) < 0)
                 goto done;
@@ -325,16 +334,10 @@ static PyObject *walk(Walker *w, long long node, long long sid) {
             if (bad)
                 continue;
         }
-        /* the group's projection key without what cannot matter for this state, so that
-         * groups differing only in that share one projection (see projection_class) */
-        long long need = (gk >> 7) & 63, drop = (gk >> 5) & 3;
-        if (need > (pc & 63))
-            need = pc & 63;
-        if (!(pc & (1 << 11)))
-            drop &= ~1LL;
-        if (!(pc & (1 << 12)))
-            drop &= ~2LL;
-        long long pk = (need << 7) | (drop << 5) | (gk & 31 & ((pc >> 6) & 31));
+        /* the group's projection key without what cannot matter for this state */
+        long long need = (gk >> 7) & 63, ends = gk & 31, drop = (gk >> 5) & 3;
+        norm_args(pc, &need, &ends, &drop);
+        long long pk = (need << 7) | (drop << 5) | ends;
         long long gsid;
         if (dict_ll(w->gproj, (sid << 14) | pk, &gsid, &found) < 0)
             goto fail;

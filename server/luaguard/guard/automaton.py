@@ -199,6 +199,25 @@ def _text_end(s: tuple) -> int:
     return END_RB
 
 
+def projection_args(pclass: int, keep: int, ends: int, drop: int = 0) -> tuple[int, int, int]:
+    """``(keep, ends, drop)`` for :meth:`Automaton.project` without what cannot matter for a
+    state of projection class ``pclass`` (:meth:`Automaton.projection_class`): no more
+    frames than are open, only the ``END_*`` bit that can end its string or comment, the
+    ``drop`` bits only where the state has a value / white-space flags in code.  For every
+    state ``s``, ``project(s, *projection_args(projection_class(s), keep, ends, drop))``
+    equals ``project(s, keep, ends, drop)`` (tested), so the mask walk keys projections by
+    these arguments and keys that differ only in what cannot matter share one projection.
+    The compiled walk does the same (``norm_args`` in ``_walk.c``)."""
+    n = pclass & 63
+    if keep > n:
+        keep = n
+    if not pclass & (1 << 11):
+        drop &= ~1
+    if not pclass & (1 << 12):
+        drop &= ~2
+    return keep, ends & ((pclass >> 6) & 31), drop
+
+
 def initial_state(prev: int = P_NONE, stack: tuple = (), *, val: int = NOVAL, flags: int = 0, ifx: int = 0) -> tuple:
     """A state between tokens in code, after a token of class ``prev`` with ``stack`` open."""
     return (M_CODE, 0, prev, flags, val, stack, None, N_NONE, ifx, ())
@@ -293,8 +312,8 @@ class Automaton:
         result), bits 6-10 the one ``END_*`` bit that can end the string or comment ``s`` is
         in (0 in code: ``ends`` is not read), bit 11 set when ``drop`` bit 1 can change
         ``s`` (a value in code), bit 12 when ``drop`` bit 2 can (white-space flags in code).
-        The mask walk normalises its projection keys with it, so that keys differing only
-        in what cannot matter share one projection."""
+        The mask walk normalises its projection keys with it (:func:`projection_args`), so
+        that keys differing only in what cannot matter share one projection."""
         mode = s[MODE]
         out = min(len(s[STACK]), 63)
         if mode >= M_STR and mode in _TEXT_MODES:

@@ -64,6 +64,7 @@ from .automaton import (
     F_SQ,
     F_BLANK,
     Automaton,
+    projection_args,
 )
 from .placeholders import BANNED, PhraseMatcher, comment_matcher, string_matcher
 from .token_bytes import TokenTable
@@ -844,6 +845,7 @@ class MaskEngine:
         t = self._tables
         gproj = t.gproj
         span = self._gspan
+        pc = t.pclass[sid]
         bad = -1
         for gi, (gk, kids) in enumerate(trie.groups[node]):
             if gk & _G_BAD:
@@ -851,9 +853,12 @@ class MaskEngine:
                     bad = t.bad_rejected(sid)
                 if bad:
                     continue
-            gsid = gproj.get((sid << 14) | gk)
+            # the group's projection key without what cannot matter for this state
+            need, ends, drop = projection_args(pc, (gk >> 7) & 63, gk & 31, (gk >> 5) & 3)
+            pk = (need << 7) | (drop << 5) | ends
+            gsid = gproj.get((sid << 14) | pk)
             if gsid is None:
-                gsid = t.gproj_miss(sid, gk)
+                gsid = t.gproj_miss(sid, pk)
             mk = (gsid * trie.nodes + node) * span + gi
             r = gmemo.get(mk)
             if r is None:
@@ -878,7 +883,7 @@ class MaskEngine:
         trie = self.trie
         children, lo, own, proj, hi, plain = trie.children, trie.lo, trie.own, trie.proj, trie.hi, trie.plain
         t = self._tables
-        trans, trunc, free = t.trans, t.trunc, t.free
+        trans, trunc, free, pclass = t.trans, t.trunc, t.free, t.pclass
         cmap = t.cmap(sid)
         out: list[tuple[int, int]] = []
         for byte, child in kids:
@@ -899,6 +904,8 @@ class MaskEngine:
                         out.append((a, hi[child]))
                     continue
                 pk = proj[child]
+                keep, ends, _drop = projection_args(pclass[nsid], pk >> 5, pk & 31)
+                pk = (keep << 5) | ends
                 csid = trunc.get((nsid << 12) | pk)
                 if csid is None:
                     csid = t.trunc_miss(nsid, pk)

@@ -68,8 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     import torch
-    from guard_eval import SAMPLES, cut_prompts
-    from luaguard.guard.context import build_prompt
+    from guard_eval import SAMPLES, cut_prompts, prepare_prompt
     from luaguard.guard.generate import _eos_ids, _logits_width, generate_ids
     from luaguard.guard.matcher import GuardOptions, guard_for
     from luaguard.guard.model import load_model
@@ -87,14 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     settle_heap()
     n_path = min(args.prompts, args.prompts * 120 // 220)
     prompts = cut_prompts(n_path, args.prompts - n_path, args.seed)
-    prepared = []
-    for rel, text, off, _kind in prompts:
-        scripts = project.instances_for_file(rel)
-        analysis = space.analyze(text[:off], scripts)
-        prompt = build_prompt(text, off, tokenizer=lm.tokenizer, context_length=lm.context_length,
-                              max_new_tokens=args.max_new_tokens, project=project, scripts=scripts,
-                              analysis=analysis, space=space, fim=False)
-        prepared.append((scripts, analysis, prompt))
+    prepared = [prepare_prompt(lm, project, space, rel, text, off, args.max_new_tokens)
+                for rel, text, off, _kind in prompts]
     fixed = guard.matcher("local x = 1\n").mask()
     configs = ["plain", "guarded"] + (["floor"] if args.floor else [])
     temp = 0.0 if args.mode == "greedy" else args.temperature

@@ -88,6 +88,20 @@ def cut_prompts(n_path: int, n_stmt: int, seed: int) -> list[tuple[str, str, int
     return uniq_path[:n_path] + [s for s in stmt_sites if s[2] > 200][:n_stmt]
 
 
+def prepare_prompt(lm, project, space, rel: str, text: str, off: int, max_new_tokens: int) -> tuple:
+    """``(scripts, analysis, prompt)`` for the cut at offset ``off`` of file ``rel``, as
+    :class:`~luaguard.guard.generate.CompletionEngine` makes them: the prefix is parsed once,
+    for the prompt's facts (guarded or not) and for the guard's bindings."""
+    from luaguard.guard.context import build_prompt
+
+    scripts = project.instances_for_file(rel)
+    analysis = space.analyze(text[:off], scripts)
+    prompt = build_prompt(text, off, tokenizer=lm.tokenizer, context_length=lm.context_length,
+                          max_new_tokens=max_new_tokens, project=project, scripts=scripts,
+                          analysis=analysis, space=space, fim=False)
+    return scripts, analysis, prompt
+
+
 def pct(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -124,7 +138,6 @@ def main(argv: list[str] | None = None) -> int:
     import torch
     from guard_support import new_violations
     from luaguard.engine import Engine
-    from luaguard.guard.context import build_prompt
     from luaguard.guard.generate import _eos_ids, _logits_width, generate_ids
     from luaguard.guard.matcher import GuardOptions, guard_for
     from luaguard.guard.model import load_model
@@ -169,13 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     prepared: list[tuple] = []  # per prompt: (scripts, analysis, prompt), reused by the second pass
     t_start = time.perf_counter()
     for i, (rel, text, off, _kind) in enumerate(prompts):
-        scripts = project.instances_for_file(rel)
-        # as CompletionEngine.complete does: the prefix is parsed once, for the prompt's facts
-        # (both configurations) and for the guard's bindings
-        analysis = space.analyze(text[:off], scripts)
-        prompt = build_prompt(text, off, tokenizer=lm.tokenizer, context_length=lm.context_length,
-                              max_new_tokens=args.max_new_tokens, project=project, scripts=scripts,
-                              analysis=analysis, space=space, fim=False)
+        scripts, analysis, prompt = prepare_prompt(lm, project, space, rel, text, off, args.max_new_tokens)
         for guarded_name, mode in configs:
             guarded = guarded_name == "guarded"
             temp = 0.0 if mode == "greedy" else args.temperature

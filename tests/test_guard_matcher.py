@@ -342,6 +342,50 @@ def test_prompt_closers_agree_with_the_structure_check(guard, prompt) -> None:
     assert sum(g for _c, g, _l in verdicts) <= 1  # only the innermost frame's closer
 
 
+def _restart_reference(text: str) -> int:
+    """Where priming starts reading, by definition (every token and comment looked at): the
+    latest line start (moved back to the start of a comment or string spanning it) whose
+    token does not continue an expression chain from the line before, within 40 lines."""
+    from luaguard.guard.matcher import _CONT_START
+    from luaguard.luau import lexer as LX
+
+    lex = LX.tokenize(text)
+    tokens = [t for t in lex.tokens if t.kind != LX.EOF]
+    spans = [(t.start, t.end) for t in [*lex.comments, *tokens]]
+    pos = len(text)
+    cand = 0
+    for _ in range(40):
+        nl = text.rfind("\n", 0, pos)
+        cand = nl + 1 if nl >= 0 else 0
+        cand = min([a for a, z in spans if a < cand < z], default=cand)
+        first = next((t for t in tokens if t.start >= cand), None)
+        before = next((t for t in reversed(tokens) if t.start < cand), None)
+        if (first is None or first.kind not in _CONT_START) and (before is None or before.kind not in (".", ":", "::")):
+            return cand
+        if cand == 0:
+            return 0
+        pos = cand - 1
+    return cand
+
+
+def test_priming_starts_where_the_definition_says() -> None:
+    """The restart point found by binary searches over the tokens near the end equals the
+    definition's, at random cuts of the sample files and at cuts inside comments, long
+    strings and expression chains continued on the next line."""
+    from luaguard.guard.matcher import _restart
+    from luaguard.luau import lexer as LX
+
+    rng = random.Random(41)
+    files = sorted((SAMPLES / "src").rglob("*.luau"))
+    texts = ["", "x", "\n\n", "--[[ a\nb", "local s = [[\nab\ncd", "foo\n.bar\n:baz(", "a = b\n:c()\n",
+             "x --[==[\n]]\n]==]\ny", 'print("a\\\n b', "f(\n\t1,\n\t2\n)", "t[\n1\n]", "local a = \"x\"\n\t.y"]
+    for _ in range(300):
+        src = rng.choice(files).read_text()
+        texts.append(src[:rng.randrange(len(src) + 1)])
+    for text in texts:
+        assert _restart(text, LX.tokenize(text)) == _restart_reference(text), text[-80:]
+
+
 def test_eos_only_when_balanced(guard) -> None:
     assert guard.eos_ok(feed(guard, "", "print(1)"))
     assert not guard.eos_ok(feed(guard, "", "print(1"))

@@ -68,8 +68,8 @@ class _PromptFrames(FrameTracker):
         return Frame(kind, tok, awaiting_do, res=NOVAL)
 
 
-def prompt_frames(tokens: list[L.Token], upto: int) -> tuple[tuple, int, bool]:
-    """The open frames before offset ``upto`` of a prompt's tokens (comments excluded), the
+def prompt_frames(tokens: list[L.Token], n: int) -> tuple[tuple, int, bool]:
+    """The open frames after the first ``n`` of a prompt's tokens (comments excluded), the
     current level's if-expression count, and whether the last ``then``/``else`` belonged
     to an if-expression, as the guard represents them.
 
@@ -79,11 +79,6 @@ def prompt_frames(tokens: list[L.Token], upto: int) -> tuple[tuple, int, bool]:
     parenthesised expression, of a ``[...]`` index on a value, and of a lookup call
     (``WaitForChild(``) whose closing parenthesis the model may write.
     """
-    n = 0
-    for t in tokens:
-        if t.start >= upto:
-            break
-        n += 1
     machine = _PromptFrames()
     machine.run(tokens[:n])
     frames, ifx = _convert(machine.stack)

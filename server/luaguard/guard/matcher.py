@@ -35,6 +35,7 @@ is checked against the right instance.
 
 from __future__ import annotations
 
+import bisect
 import threading
 import weakref
 from collections import OrderedDict
@@ -421,22 +422,28 @@ def _prev_class(tok: L.Token | None, expr_next: bool) -> int:
 def _restart(text: str, lex: L.LexResult) -> int:
     """A point near the end where the automaton can begin reading: a line start (or the
     start of a comment or string spanning it), not continuing an expression chain from the
-    previous line."""
+    previous line.  Looks at the tokens near the end only (binary searches: the lexer's
+    tokens and comments are in text order and do not overlap)."""
     import bisect
 
-    tokens = [t for t in lex.tokens if t.kind != L.EOF]
-    spans = sorted([(t.start, t.end) for t in lex.comments] + [(t.start, t.end) for t in tokens if "\n" in t.text])
-    starts = [t.start for t in tokens]
+    tokens = lex.tokens  # (ends with the EOF token)
+    comments = lex.comments
+    n = len(tokens) - 1
     pos = len(text)
     cand = 0
     for _ in range(_MAX_RESTART_LINES):
         nl = text.rfind("\n", 0, pos)
         cand = nl + 1 if nl >= 0 else 0
-        inside = [a for a, z in spans if a < cand < z]
-        if inside:
-            cand = min(inside)
-        i = bisect.bisect_left(starts, cand)
-        first = tokens[i] if i < len(tokens) else None
+        # a comment or a token (a multi-line string) spanning the line start: begin at its start
+        j = bisect.bisect_left(comments, cand, key=_start) - 1
+        if j >= 0 and comments[j].start < cand < comments[j].end:
+            cand = comments[j].start
+        else:
+            j = bisect.bisect_left(tokens, cand, 0, n, key=_start) - 1
+            if j >= 0 and tokens[j].start < cand < tokens[j].end:
+                cand = tokens[j].start
+        i = bisect.bisect_left(tokens, cand, 0, n, key=_start)
+        first = tokens[i] if i < n else None
         before = tokens[i - 1] if i > 0 else None
         if (first is None or first.kind not in _CONT_START) and (before is None or before.kind not in (".", ":", "::")):
             return cand
@@ -444,6 +451,10 @@ def _restart(text: str, lex: L.LexResult) -> int:
             return 0
         pos = cand - 1
     return cand
+
+
+def _start(t: L.Token) -> int:
+    return t.start
 
 
 def _shared_lex(prompt: str, analysis: PrefixAnalysis | None, shift: int) -> L.LexResult | None:
@@ -479,19 +490,16 @@ def _prime(guard: Guard, prompt: str, scripts: list[Instance], analysis: PrefixA
     if lex is None:
         lex = L.tokenize(prompt)
         restart = _restart(prompt, lex)
-    tokens = [t for t in lex.tokens if t.kind != L.EOF]
+    tokens = lex.tokens[:-1]  # (the lexer's tokens end with one EOF token)
     if guard.automaton.paths:
         if analysis is None:
             analysis, shift = space.analyze(prompt, scripts), 0
         bindings = dict(space.bindings(analysis, scripts, before=restart, shift=shift))
     else:
         bindings = {}
-    stack, ifx, expr_next = prompt_frames(tokens, restart - base)
-    before = None
-    for t in tokens:
-        if t.start >= restart - base:
-            break
-        before = t
+    upto = bisect.bisect_left(tokens, restart - base, key=_start)  # tokens before the restart point
+    stack, ifx, expr_next = prompt_frames(tokens, upto)
+    before = tokens[upto - 1] if upto else None
     prev = _prev_class(before, expr_next)
     val = POISON if prev in (AU.P_NAME, AU.P_CALLABLE) else NOVAL
     flags = AU.F_WS | AU.F_NL if restart > 0 else 0

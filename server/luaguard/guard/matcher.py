@@ -497,9 +497,9 @@ def _prime(guard: Guard, prompt: str, scripts: list[Instance], analysis: PrefixA
         bindings = dict(space.bindings(analysis, scripts, before=restart, shift=shift))
     else:
         bindings = {}
-    upto = bisect.bisect_left(tokens, restart - base, key=_start)  # tokens before the restart point
-    stack, ifx, expr_next = prompt_frames(tokens, upto)
-    before = tokens[upto - 1] if upto else None
+    n_before = bisect.bisect_left(tokens, restart - base, key=_start)  # tokens before the restart point
+    stack, ifx, expr_next = prompt_frames(tokens, n_before)
+    before = tokens[n_before - 1] if n_before else None
     prev = _prev_class(before, expr_next)
     val = POISON if prev in (AU.P_NAME, AU.P_CALLABLE) else NOVAL
     flags = AU.F_WS | AU.F_NL if restart > 0 else 0

@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tests"))
 
-PHASES = ("prefill", "forward", "mask_new", "mask_cached", "apply", "choose", "consume", "priming")
+PHASES = ("prefill", "forward", "mask_new", "mask_cached", "apply", "choose", "consume", "deferred", "priming")
 
 
 class _FixedMask:
@@ -47,6 +47,9 @@ class _FixedMask:
         self._mask = mask
 
     def mask(self):
+        return self._mask
+
+    def cached_mask(self):
         return self._mask
 
     def consume(self, token_id: int) -> bool:
@@ -65,6 +68,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--temperature", type=float, default=0.8)
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--floor", action="store_true", help="also run a fixed-mask stand-in for the guard")
+    ap.add_argument("--mask-every-step", action="store_true",
+                    help="mask every step before choosing (generate_ids(check_first=False)) instead of checking the "
+                         "unmasked choice first")
     args = ap.parse_args(argv)
 
     import torch
@@ -108,20 +114,21 @@ def main(argv: list[str] | None = None) -> int:
                 acc[c]["priming"] = acc[c].get("priming", 0.0) + time.perf_counter() - t0
                 generate_ids(lm.model, prompt.input_ids, max_new_tokens=args.max_new_tokens, eos_ids=eos,
                              matcher=matcher, temperature=temp, seed=args.seed + i, device=lm.device,
-                             phases=acc[c])
+                             phases=acc[c], check_first=not args.mask_every_step)
                 total[c] += time.perf_counter() - t0
         print()
         print(pass_name)
         plain = acc["plain"]
         per_plain = total["plain"] / plain["steps"]
         print(f"{'us per step':<14}" + "".join(f"{p:>12}" for p in PHASES) + f"{'total':>10}{'ratio/step':>12}"
-              f"{'ratio':>8}{'new masks':>11}")
+              f"{'ratio':>8}{'new masks':>11}{'refused':>10}")
         for c in configs:
             a = acc[c]
             n = a["steps"]
             cells = "".join(f"{1e6 * a.get(p, 0.0) / n:>12.1f}" for p in PHASES)
             per = total[c] / n
-            new = f"{100 * a.get('masks_new', 0) / n:>10.1f}%" if c == "guarded" else f"{'':>11}"
+            new = (f"{100 * a.get('masks_new', 0) / n:>10.1f}%{100 * a.get('refused', 0) / n:>10.1f}%" if c == "guarded"
+                   else f"{'':>21}")
             print(f"{c:<14}{cells}{1e6 * per:>10.1f}{per / per_plain:>12.3f}{total[c] / total['plain']:>8.3f}{new}")
         g = acc["guarded"]
         extra = {p: 1e6 * (g.get(p, 0.0) / g["steps"] - plain.get(p, 0.0) / plain["steps"]) for p in PHASES}

@@ -119,6 +119,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--pad-size", type=int, default=152064)
     ap.add_argument("--no-pad", action="store_true", help="skip the padded-vocabulary timings")
+    ap.add_argument("--mask-every-step", action="store_true",
+                    help="mask every step before choosing (generate_ids(check_first=False)) instead of checking the "
+                         "unmasked choice first")
     ap.add_argument("--pad-style", choices=("words", "pairs"), default="words", help="how synthetic tokens are made")
     ap.add_argument("--threads", type=int, default=1, help="torch threads (default 1: steadier timings)")
     ap.add_argument("--no-second-pass", dest="second_pass", action="store_false",
@@ -191,7 +194,8 @@ def main(argv: list[str] | None = None) -> int:
                                     shift=len(prompt.header)) if guarded else None
             t_primed = time.perf_counter()
             res = generate_ids(lm.model, prompt.input_ids, max_new_tokens=args.max_new_tokens, eos_ids=eos,
-                               matcher=matcher, temperature=temp, seed=args.seed + i, device=lm.device)
+                               matcher=matcher, temperature=temp, seed=args.seed + i, device=lm.device,
+                               check_first=not args.mask_every_step)
             dt = time.perf_counter() - t1
             completion = matcher.text if matcher is not None else table.text_of(res.ids)
             r = results[(guarded_name, mode)]
@@ -223,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
                                         shift=len(prompt.header)) if guarded_name == "guarded" else None
                 res = generate_ids(lm.model, prompt.input_ids, max_new_tokens=args.max_new_tokens, eos_ids=eos,
                                    matcher=matcher, temperature=0.0 if mode == "greedy" else args.temperature,
-                                   seed=args.seed + i, device=lm.device)
+                                   seed=args.seed + i, device=lm.device, check_first=not args.mask_every_step)
                 warm_t[(guarded_name, mode)][0] += time.perf_counter() - t1
                 warm_t[(guarded_name, mode)][1] += res.steps
 

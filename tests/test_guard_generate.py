@@ -287,8 +287,11 @@ class _DeadEndMatcher:
             return TokenMask(False, np.array([self.eos], dtype=np.int64), self.size, self.size - 1, False)
         return TokenMask(True, np.array([self.eos], dtype=np.int64), self.size, 1, True, dead_end=True)
 
+    def cached_mask(self):
+        return self.mask()
+
     def consume(self, tok: int) -> bool:
-        if tok == self.eos:
+        if tok == self.eos or self.consumed:  # (stuck after one token: nothing is allowed)
             return False
         self.consumed.append(tok)
         return True
@@ -338,7 +341,121 @@ def test_phases_account_for_every_step_and_do_not_change_the_result(model_dir, p
     assert phases["steps"] == timed.steps > 1
     assert phases["masks_new"] == guard.engine.stats["masks"] - masks_before == 0  # the first run made them
     assert {"prefill", "forward", "mask_cached", "apply", "choose", "consume"} <= set(phases)
-    assert 0 < sum(v for k, v in phases.items() if k not in ("steps", "masks_new")) <= wall
+    assert 0 < sum(v for k, v in phases.items() if k not in ("steps", "masks_new", "refused")) <= wall
     unguarded: dict[str, float] = {}
     generate_ids(lm.model, prompt, max_new_tokens=4, eos_ids=eos, phases=unguarded)
     assert unguarded["steps"] == 4 and not {"mask_new", "mask_cached", "apply", "consume"} & set(unguarded)
+
+
+class _CountingMatcher:
+    """Wraps a real matcher; counts the tokens the guard refused and keeps those it took
+    (also those a trim rolls back later)."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.refused, self.taken = inner, 0, []
+        self.guard = inner.guard
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def consume(self, tok: int) -> bool:
+        ok = self.inner.consume(tok)
+        self.refused += not ok
+        if ok:
+            self.taken.append(tok)
+        return ok
+
+
+def _prompts(n: int) -> list[tuple[str, list]]:
+    import random
+
+    rng = random.Random(13)
+    files = sorted((SAMPLES / "src").rglob("*.luau"))
+    out = []
+    for _ in range(n):
+        f = rng.choice(files)
+        src = f.read_text(encoding="utf-8")
+        out.append((src[:rng.randrange(len(src))][-120:], str(f.relative_to(SAMPLES))))
+    return out
+
+
+def test_check_first_greedy_equals_masking_every_step(model_dir, project) -> None:
+    """Greedy decoding that asks the guard about the unmasked argmax first (and computes
+    uncached masks after the loop) gives the tokens and probabilities of masking every step
+    first - over prompts where the guard refuses unmasked choices and masks are new."""
+    from luaguard.guard.automaton import Automaton
+    from luaguard.guard.generate import _eos_ids, generate_ids
+    from luaguard.guard.matcher import Guard, path_space
+    from luaguard.guard.token_bytes import token_table
+
+    lm = load_model(str(model_dir), device="cpu")
+    eos = _eos_ids(lm)
+    table = token_table(lm.tokenizer, lm.model.config.vocab_size, eos_ids=eos)
+    first_guard = Guard(Automaton(path_space(project)), table)
+    every_guard = Guard(Automaton(path_space(project)), table)
+    refused = deferred_masks = 0
+    for text, rel in _prompts(10) + [("local x = game.ReplicatedStorage.", COMBAT), ('local p = game:GetService("', COMBAT)]:
+        scripts = project.instances_for_file(rel)
+        ids = lm.tokenizer(text).input_ids[-64:]  # (the test model has 96 positions)
+        m = _CountingMatcher(first_guard.matcher(text, scripts=scripts))
+        before = first_guard.engine.stats["masks"]
+        a = generate_ids(lm.model, ids, max_new_tokens=16, eos_ids=eos, matcher=m)
+        b = generate_ids(lm.model, ids, max_new_tokens=16, eos_ids=eos, check_first=False,
+                         matcher=every_guard.matcher(text, scripts=scripts))
+        assert (a.ids, a.probs, a.stop_reason) == (b.ids, b.probs, b.stop_reason), text[-60:]
+        assert all(0.0 < p <= 1.0 for p in a.probs)
+        refused += m.refused
+        deferred_masks += first_guard.engine.stats["masks"] > before
+    assert refused > 0 and deferred_masks > 0
+
+
+@pytest.mark.parametrize(("text", "refusals"), [('local s = game:GetService("', (0.5, 1.0)), ("local t = {", (0.05, 0.5))])
+def test_check_first_sampling_follows_the_masked_distribution(model_dir, project, text, refusals) -> None:
+    """Sampling that tries an unmasked sample first and falls back to the masked distribution
+    when the guard refuses it draws each token with its masked, renormalised probability:
+    first tokens over 600 seeds against the exact masked softmax (every token within 4.5
+    standard errors, and a chi-square test), at a prompt where the guard refuses most
+    unmasked samples and at one where it takes most."""
+    from luaguard.guard.generate import _eos_ids, generate_ids
+    from luaguard.guard.matcher import guard_for
+    from luaguard.guard.token_bytes import token_table
+
+    lm = load_model(str(model_dir), device="cpu")
+    eos = _eos_ids(lm)
+    guard = guard_for(token_table(lm.tokenizer, lm.model.config.vocab_size, eos_ids=eos), project)
+    ids = lm.tokenizer(text).input_ids
+    with torch.inference_mode():
+        logits = lm.model(input_ids=torch.tensor([ids])).logits[0, -1].float()
+    mask = guard.matcher(text).mask()
+    raw = torch.softmax(logits, dim=-1)
+    refuse = 1.0 - float(raw[[t for t in range(len(raw)) if mask.allows(t)]].sum())
+    assert refusals[0] < refuse < refusals[1]
+    masked = logits.clone()
+    mask.apply_(masked)
+    exact = torch.softmax(masked, dim=-1)
+    n = 600
+    counts = torch.zeros_like(exact)
+    refused = 0
+    for seed in range(n):
+        m = _CountingMatcher(guard.matcher(text))
+        generate_ids(lm.model, ids, max_new_tokens=1, eos_ids=eos, matcher=m, temperature=1.0, seed=seed)
+        refused += m.refused
+        counts[m.taken[0]] += 1
+    freq = counts / n
+    se = torch.sqrt(exact * (1 - exact) / n) + 1e-9
+    assert float(((freq - exact).abs() / se).max()) < 4.5
+    # Pearson's chi-square over bins of tokens (most probable first) expected 10+ times each
+    obs, exp = [0.0], [0.0]
+    for t in torch.argsort(exact, descending=True).tolist():
+        if exp[-1] >= 10:
+            obs.append(0.0)
+            exp.append(0.0)
+        obs[-1] += float(counts[t])
+        exp[-1] += float(exact[t]) * n
+    if exp[-1] < 10 and len(exp) > 1:
+        obs[-2] += obs.pop()
+        exp[-2] += exp.pop()
+    df = len(obs) - 1
+    assert df >= 8
+    assert sum((o - e) ** 2 / e for o, e in zip(obs, exp)) < df + 6 * (2 * df) ** 0.5
+    assert 10 < refused < n - 10  # both ways were taken

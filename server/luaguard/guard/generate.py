@@ -135,23 +135,44 @@ def generate_ids(
     cancelled: Callable[[], bool] | None = None,
     device: str = "cpu",
     phases: dict[str, float] | None = None,
+    check_first: bool = True,
 ) -> GenerationResult:
     """Decode up to ``max_new_tokens`` tokens after ``input_ids`` with a KV cache.
 
-    With ``matcher`` every step's logits are masked over the full vocabulary before the
-    token is chosen (greedy when ``temperature <= 0``, else temperature + nucleus sampling
-    with a ``torch.Generator`` seeded by ``seed``) and the token is consumed by the matcher.
-    ``deadline`` is a ``time.monotonic()`` value; ``cancelled`` is polled before each step.
-    Probabilities are those of the masked distribution at temperature 1.  A guarded run
-    cut short (token limit, deadline, cancellation) is trimmed back to the last point where
-    every token is finished and checked (:meth:`~.matcher.Matcher.complete_ok`).
+    Tokens are chosen greedily when ``temperature <= 0``, else by temperature + nucleus
+    sampling with a ``torch.Generator`` seeded by ``seed``.  With ``matcher`` every chosen
+    token is one the guard allows, chosen exactly as from the logits masked over the full
+    vocabulary (the highest allowed score; a sample of the masked, renormalised
+    distribution), and consumed by the matcher.  ``deadline`` is a ``time.monotonic()``
+    value; ``cancelled`` is polled before each step.  Probabilities are those of the masked
+    distribution at temperature 1.  A guarded run cut short (token limit, deadline,
+    cancellation) is trimmed back to the last point where every token is finished and
+    checked (:meth:`~.matcher.Matcher.complete_ok`).
+
+    **Check first** (``check_first``, the default; without nucleus sampling, ``top_p >=
+    1``): each step first chooses from the unmasked logits and asks the guard whether the
+    token may come (``consume``: one look-up for a token read before from the same state).
+    Allowed, it is the token the masked logits give - for greedy decoding the masked argmax
+    is the unmasked one whenever that is allowed; for sampling, a sample of the unmasked
+    distribution that is allowed, else one of the masked distribution, is distributed
+    exactly as a sample of the masked one (P(t) = p(t) + (1 - p(A)) p(t) / p(A) = p(t) /
+    p(A) for t in the allowed set A).  Rejected, the step's mask is computed and applied and
+    the token chosen from the masked logits, as without ``check_first``.  The mask is still
+    needed for the token's probability: found in the guard's cache, it is applied at once;
+    otherwise the step's scores are kept and its mask computed after the decoding loop, so
+    that the work of a new mask (new automaton states in Python) does not run between two of
+    the model's forward passes, where it costs both itself and the model several times what
+    it costs in a row (``bench/README.md`` §6).  Greedy results are identical either way;
+    sampled ones follow the same distribution from a different random stream.
+    ``check_first=False`` masks every step before choosing.
 
     ``phases`` (for benchmarks: ``bench/guard_breakdown.py``): a dict to which the seconds
     spent in each part of a step are added - ``prefill`` (the model's first pass, over
     the prompt), ``forward`` (its later passes, one token each), ``mask_new`` /
     ``mask_cached`` (the guard's mask, split by whether the mask engine computed a new
-    mask), ``apply``, ``choose`` (softmax, argmax or sampling), ``consume`` - and the
-    counts ``steps`` and ``masks_new``.
+    mask), ``apply``, ``choose`` (softmax, argmax or sampling), ``consume``, ``deferred``
+    (the masks and probabilities computed after the loop) - and the counts ``steps``,
+    ``masks_new`` and ``refused`` (check-first choices the guard refused).
     """
     import torch
 
@@ -161,6 +182,9 @@ def generate_ids(
     ids: list[int] = []
     probs: list[float] = []
     mask_us: list[float] = []
+    # check-first steps whose mask was not cached: (index in probs, cursor before, scores, token)
+    deferred: list[tuple[int, Any, Any, int]] = []
+    first = check_first and matcher is not None and top_p >= 1.0
     reason = "max_tokens"
     past = None
     nxt = torch.tensor([list(input_ids)], dtype=torch.long, device=device)
@@ -179,10 +203,45 @@ def generate_ids(
             steps += 1
             past = out.past_key_values
             logits = out.logits[0, -1].float()
-            dead = False
             if phases is not None:
                 _add(phases, "prefill" if steps == 1 else "forward", t_fwd)
                 phases["steps"] = phases.get("steps", 0) + 1
+            if first:
+                t0 = time.perf_counter()
+                tok = _choose(logits, temperature, 1.0, gen)
+                if phases is not None:
+                    t0 = _add(phases, "choose", t0)
+                t_mask = time.perf_counter()
+                m = matcher.cached_mask()
+                before = matcher.cursor if m is None else None
+                t_mask = time.perf_counter() - t_mask
+                if phases is not None:
+                    t0 = _add(phases, "mask_cached", t0)
+                allowed = matcher.consume(tok)
+                if phases is not None:
+                    t0 = _add(phases, "consume", t0)
+                if allowed:
+                    if m is None:
+                        deferred.append((len(probs), before, logits.clone(), tok))
+                        probs.append(math.nan)  # (filled after the loop)
+                    else:
+                        t_apply = time.perf_counter()
+                        m.apply_(logits)
+                        mask_us.append((time.perf_counter() - t_apply + t_mask) * 1e6)
+                        if phases is not None:
+                            t_apply = _add(phases, "apply", t_apply)
+                        probs.append(math.exp(float(torch.log_softmax(logits, dim=-1)[tok])))
+                        if phases is not None:
+                            _add(phases, "choose", t_apply)
+                    if tok in eos:
+                        reason = "eos"
+                        break
+                    ids.append(tok)
+                    nxt = torch.tensor([[tok]], dtype=torch.long, device=device)
+                    continue
+                if phases is not None:
+                    phases["refused"] = phases.get("refused", 0) + 1
+            dead = False
             if matcher is not None:
                 t0 = time.perf_counter()
                 if phases is not None:
@@ -200,18 +259,7 @@ def generate_ids(
             if phases is not None:
                 t_choose = time.perf_counter()
             logp = torch.log_softmax(logits, dim=-1)
-            if temperature <= 0:
-                tok = int(torch.argmax(logits))
-            else:
-                scaled = logits / temperature
-                p = torch.softmax(scaled, dim=-1)
-                if top_p < 1.0:
-                    sp, si = torch.sort(p, descending=True)
-                    cum = torch.cumsum(sp, dim=-1)
-                    cut = cum - sp > top_p
-                    sp[cut] = 0.0
-                    p = torch.zeros_like(p).scatter_(0, si, sp)
-                tok = int(torch.multinomial(p, 1, generator=gen))
+            tok = _choose(logits, temperature, top_p, gen)
             probs.append(float(math.exp(float(logp[tok]))))
             if phases is not None:
                 t_consume = _add(phases, "choose", t_choose)
@@ -230,16 +278,48 @@ def generate_ids(
                 break
             ids.append(tok)
             nxt = torch.tensor([[tok]], dtype=torch.long, device=device)
-    if matcher is not None and reason != "eos":
-        # cut short: drop the unfinished tail (a half-written name or keyword is unchecked)
-        back = 0
-        while back < len(ids) and not matcher.complete_ok():
-            matcher.rollback(1)
-            back += 1
-        if back:
-            del ids[len(ids) - back:]
-            del probs[len(probs) - back:]
+        if matcher is not None and reason != "eos":
+            # cut short: drop the unfinished tail (a half-written name or keyword is unchecked)
+            back = 0
+            while back < len(ids) and not matcher.complete_ok():
+                matcher.rollback(1)
+                back += 1
+            if back:
+                del ids[len(ids) - back:]
+                del probs[len(probs) - back:]
+        if deferred:
+            guard = matcher.guard
+            if phases is not None:
+                t_def = time.perf_counter()
+                n_masks = guard.engine.stats["masks"]
+            for at, before, row, tok in deferred:
+                if at >= len(probs):
+                    break  # (trimmed)
+                t0 = time.perf_counter()
+                guard.mask(before).apply_(row)
+                probs[at] = math.exp(float(torch.log_softmax(row, dim=-1)[tok]))
+                mask_us.append((time.perf_counter() - t0) * 1e6)
+            if phases is not None:
+                _add(phases, "deferred", t_def)
+                phases["masks_new"] = phases.get("masks_new", 0) + guard.engine.stats["masks"] - n_masks
     return GenerationResult(ids, probs, reason, mask_us, matcher, steps)
+
+
+def _choose(logits, temperature: float, top_p: float, gen) -> int:
+    """The token id chosen from one score row: its argmax when ``temperature <= 0``, else a
+    sample of ``softmax(logits / temperature)`` cut to its nucleus ``top_p``."""
+    import torch
+
+    if temperature <= 0:
+        return int(torch.argmax(logits))
+    p = torch.softmax(logits / temperature, dim=-1)
+    if top_p < 1.0:
+        sp, si = torch.sort(p, descending=True)
+        cum = torch.cumsum(sp, dim=-1)
+        cut = cum - sp > top_p
+        sp[cut] = 0.0
+        p = torch.zeros_like(p).scatter_(0, si, sp)
+    return int(torch.multinomial(p, 1, generator=gen))
 
 
 def _add(phases: dict[str, float], key: str, since: float) -> float:

@@ -226,6 +226,11 @@ class Guard:
         """The :class:`~.vocab.TokenMask` for the token after ``cur``."""
         return self.engine.mask_after(cur.state)
 
+    def cached_mask(self, cur: Cursor) -> TokenMask | None:
+        """The mask for the token after ``cur`` when the engine has it at hand (one look-up
+        by full state), else ``None`` - nothing is computed."""
+        return self.engine.cached_after(cur.state)
+
 
 class Matcher:
     """One sequence: ``consume(token_id)``, ``mask()`` for the next token, ``rollback(n)``.
@@ -257,6 +262,10 @@ class Matcher:
     def mask(self) -> TokenMask:
         """Allowed/banned ids for the next token (EOS included when the text may stop)."""
         return self.guard.mask(self._history[-1])
+
+    def cached_mask(self) -> TokenMask | None:
+        """:meth:`mask` when the guard has it at hand, else ``None`` (nothing is computed)."""
+        return self.guard.cached_mask(self._history[-1])
 
     def eos_allowed(self) -> bool:
         return self.guard.eos_ok(self._history[-1])

@@ -725,6 +725,14 @@ class MaskEngine:
             self._by_state[state] = got
         return got
 
+    def cached_after(self, state: tuple) -> TokenMask | None:
+        """:meth:`mask_after` when the mask of the full state ``state`` is at hand (a state
+        seen before), else ``None``: computes nothing."""
+        got = self._by_state.get(state)
+        if got is not None:
+            self.stats["mask_hits"] += 1
+        return got
+
     def mask(self, state: tuple, eos: bool) -> TokenMask:
         """The mask for the next token after boundary state ``state`` (``eos``: may the text
         stop here, from :meth:`~.automaton.Automaton.eos_ok` of the full state)."""

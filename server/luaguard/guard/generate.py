@@ -164,7 +164,8 @@ def generate_ids(
     the model's forward passes, where it costs both itself and the model several times what
     it costs in a row (``bench/README.md`` §6).  Greedy results are identical either way;
     sampled ones follow the same distribution from a different random stream.
-    ``check_first=False`` masks every step before choosing.
+    ``check_first=False`` masks every step before choosing.  (The masks computed after the
+    loop - at most one per step - may take a few milliseconds past ``deadline``.)
 
     ``phases`` (for benchmarks: ``bench/guard_breakdown.py``): a dict to which the seconds
     spent in each part of a step are added - ``prefill`` (the model's first pass, over
@@ -246,7 +247,8 @@ def generate_ids(
                 t0 = time.perf_counter()
                 if phases is not None:
                     n_masks = matcher.guard.engine.stats["masks"]
-                m = matcher.mask()
+                if not first or m is None:  # (a check-first step has the cached mask already)
+                    m = matcher.mask()
                 if phases is not None:
                     new_mask = matcher.guard.engine.stats["masks"] != n_masks
                     phases["masks_new"] = phases.get("masks_new", 0) + new_mask

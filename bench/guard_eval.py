@@ -16,7 +16,9 @@ Printed figures:
   without its opener), and - for information - brackets the completion left open;
 * per-step mask time (computing the mask and applying it to the logits) p50/p99, and the
   guard's whole per-step cost (mask + consuming the chosen token), for the model's own
-  vocabulary;
+  vocabulary (the decoding loop checks the model's choice first and computes a mask not yet
+  cached after the loop, or at once when it refuses the choice: each mask is timed where it
+  is computed; ``--mask-every-step`` masks every step before choosing, as before);
 * end-to-end time guarded/plain (same prompts, same seeds, measured interleaved), total,
   per decoding step and per kept token - for the first pass (the guard's caches start cold)
   and for a timing-only second pass over the same prompts (caches warm);

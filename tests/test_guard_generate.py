@@ -341,7 +341,7 @@ def test_phases_account_for_every_step_and_do_not_change_the_result(model_dir, p
     assert phases["steps"] == timed.steps > 1
     assert phases["masks_new"] == guard.engine.stats["masks"] - masks_before == 0  # the first run made them
     assert {"prefill", "forward", "mask_cached", "apply", "choose", "consume"} <= set(phases)
-    assert 0 < sum(v for k, v in phases.items() if k not in ("steps", "masks_new", "refused")) <= wall
+    assert 0 < sum(v for k, v in phases.items() if k not in ("steps", "masks_new", "refused", "retried", "rescued")) <= wall
     unguarded: dict[str, float] = {}
     generate_ids(lm.model, prompt, max_new_tokens=4, eos_ids=eos, phases=unguarded)
     assert unguarded["steps"] == 4 and not {"mask_new", "mask_cached", "apply", "consume"} & set(unguarded)
@@ -409,20 +409,26 @@ def test_check_first_greedy_equals_masking_every_step(model_dir, project) -> Non
     assert refused > 0 and deferred_masks > 0
 
 
-@pytest.mark.parametrize(("text", "refusals"), [('local s = game:GetService("', (0.5, 1.0)), ("local t = {", (0.05, 0.5))])
-def test_check_first_sampling_follows_the_masked_distribution(model_dir, project, text, refusals) -> None:
+@pytest.mark.parametrize(("text", "refusals", "cold"), [('local s = game:GetService("', (0.5, 1.0), False),
+                                                     ('local s = game:GetService("', (0.5, 1.0), True),
+                                                     ("local t = {", (0.05, 0.5), True)])
+def test_check_first_sampling_follows_the_masked_distribution(model_dir, project, text, refusals, cold) -> None:
     """Sampling that tries an unmasked sample first and falls back to the masked distribution
     when the guard refuses it draws each token with its masked, renormalised probability:
     first tokens over 600 seeds against the exact masked softmax (every token within 4.5
     standard errors, and a chi-square test), at a prompt where the guard refuses most
-    unmasked samples and at one where it takes most."""
-    from luaguard.guard.generate import _eos_ids, generate_ids
-    from luaguard.guard.matcher import guard_for
+    unmasked samples and at one where it takes most; with the step's mask cached (a refused
+    draw is redrawn from the masked distribution) and not (``cold``: a fresh guard per draw,
+    so a refused draw is first retried unmasked)."""
+    from luaguard.guard.automaton import Automaton
+    from luaguard.guard.generate import RETRIES, _eos_ids, generate_ids
+    from luaguard.guard.matcher import Guard, guard_for, path_space
     from luaguard.guard.token_bytes import token_table
 
     lm = load_model(str(model_dir), device="cpu")
     eos = _eos_ids(lm)
-    guard = guard_for(token_table(lm.tokenizer, lm.model.config.vocab_size, eos_ids=eos), project)
+    table = token_table(lm.tokenizer, lm.model.config.vocab_size, eos_ids=eos)
+    guard = guard_for(table, project)
     ids = lm.tokenizer(text).input_ids
     with torch.inference_mode():
         logits = lm.model(input_ids=torch.tensor([ids])).logits[0, -1].float()
@@ -435,11 +441,12 @@ def test_check_first_sampling_follows_the_masked_distribution(model_dir, project
     exact = torch.softmax(masked, dim=-1)
     n = 600
     counts = torch.zeros_like(exact)
-    refused = 0
+    refusals = []  # per draw: how many unmasked choices the guard refused
     for seed in range(n):
-        m = _CountingMatcher(guard.matcher(text))
+        g = Guard(Automaton(path_space(project)), table) if cold else guard
+        m = _CountingMatcher(g.matcher(text))
         generate_ids(lm.model, ids, max_new_tokens=1, eos_ids=eos, matcher=m, temperature=1.0, seed=seed)
-        refused += m.refused
+        refusals.append(m.refused)
         counts[m.taken[0]] += 1
     freq = counts / n
     se = torch.sqrt(exact * (1 - exact) / n) + 1e-9
@@ -458,4 +465,10 @@ def test_check_first_sampling_follows_the_masked_distribution(model_dir, project
     df = len(obs) - 1
     assert df >= 8
     assert sum((o - e) ** 2 / e for o, e in zip(obs, exp)) < df + 6 * (2 * df) ** 0.5
-    assert 10 < refused < n - 10  # both ways were taken
+    # every way was taken: the first draw allowed; refused and redrawn masked (after the
+    # unmasked retries when cold); refused and then allowed on a retry (cold only)
+    # (the masked redraw after all retries is rare where most draws are allowed)
+    masked_redraws = refusals.count(RETRIES + 1 if cold else 1)
+    assert refusals.count(0) > 10 and masked_redraws > (10 if refuse > 0.5 else 0)
+    assert sum(1 <= r <= RETRIES for r in refusals) > (10 if cold else -1)
+    assert max(refusals) == (RETRIES + 1 if cold else 1)

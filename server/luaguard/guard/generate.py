@@ -157,7 +157,9 @@ def generate_ids(
     distribution that is allowed, else one of the masked distribution, is distributed
     exactly as a sample of the masked one (P(t) = p(t) + (1 - p(A)) p(t) / p(A) = p(t) /
     p(A) for t in the allowed set A).  Rejected, the step's mask is computed and applied and
-    the token chosen from the masked logits, as without ``check_first``.  The mask is still
+    the token chosen from the masked logits, as without ``check_first`` - unless the mask is
+    not cached: then a few more unmasked choices are tried first (:func:`_retry`, also
+    exact).  The mask is still
     needed for the token's probability: found in the guard's cache, it is applied at once;
     otherwise the step's scores are kept and its mask computed after the decoding loop, so
     that the work of a new mask (new automaton states in Python) does not run between two of
@@ -173,7 +175,10 @@ def generate_ids(
     ``mask_cached`` (the guard's mask, split by whether the mask engine computed a new
     mask), ``apply``, ``choose`` (softmax, argmax or sampling), ``consume``, ``deferred``
     (the masks and probabilities computed after the loop) - and the counts ``steps``,
-    ``masks_new`` and ``refused`` (check-first choices the guard refused).
+    ``masks_new``, ``retried`` (check-first steps whose first choice was refused where no
+    mask was at hand: up to :data:`RETRIES` more unmasked choices are tried), ``rescued``
+    (of those, the ones a retry settled) and ``refused`` (check-first steps that had to mask
+    in the loop).
     """
     import torch
 
@@ -219,6 +224,14 @@ def generate_ids(
                 if phases is not None:
                     t0 = _add(phases, "mask_cached", t0)
                 allowed = matcher.consume(tok)
+                if not allowed and m is None:
+                    # refused where no mask is at hand: a few more unmasked choices before
+                    # computing the mask here (see _retry)
+                    tok = _retry(matcher, logits, temperature, gen)
+                    allowed = tok >= 0
+                    if phases is not None:
+                        phases["retried"] = phases.get("retried", 0) + 1
+                        phases["rescued"] = phases.get("rescued", 0) + allowed
                 if phases is not None:
                     t0 = _add(phases, "consume", t0)
                 if allowed:
@@ -305,6 +318,41 @@ def generate_ids(
                 _add(phases, "deferred", t_def)
                 phases["masks_new"] = phases.get("masks_new", 0) + guard.engine.stats["masks"] - n_masks
     return GenerationResult(ids, probs, reason, mask_us, matcher, steps)
+
+
+#: unmasked choices a check-first step tries after the first was refused, before it computes
+#: its mask in the decoding loop (where a new mask costs the model's next forward pass too)
+RETRIES = 3
+
+
+def _retry(matcher: Any, logits, temperature: float, gen) -> int:
+    """After the guard refused the unmasked choice at a step whose mask is not cached: up to
+    :data:`RETRIES` more unmasked choices, each consumed if the guard allows it (the token is
+    returned), else ``-1`` - the caller then masks the step.  Exact, as the masked choice:
+    greedy tries the next-best tokens in order of score, and gives up (``-1``) where a tie
+    makes the order ambiguous, so the first allowed one is the masked argmax; sampling draws
+    again from the unmasked distribution (rejection sampling: an allowed draw within the
+    tries, else a draw from the masked distribution, is distributed as p(t)/p(A))."""
+    import torch
+
+    if temperature > 0:
+        for _ in range(RETRIES):
+            tok = _choose(logits, temperature, 1.0, gen)
+            if matcher.consume(tok):
+                return tok
+        return -1
+    k = min(RETRIES + 2, logits.shape[-1])
+    values, order = torch.topk(logits, k)
+    values, order = values.tolist(), order.tolist()
+    for j in range(1, k - 1):
+        v = values[j]
+        # every token scoring more than v is in the list before j (all refused); a tie with
+        # another token (listed or not) could put an allowed one with a lower id first
+        if v == values[j - 1] or v == values[j + 1] or v != v:
+            return -1
+        if matcher.consume(order[j]):
+            return order[j]
+    return -1
 
 
 def _choose(logits, temperature: float, top_p: float, gen) -> int:

@@ -108,3 +108,56 @@ def test_version_says_whether_the_mask_walk_is_compiled(capsys, monkeypatch):
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name.endswith("._walk") else real(name, *a))
     assert main(["--version"]) == 0
     assert "mask walk: Python; the compiled module was not built" in capsys.readouterr().out
+
+
+COMBAT_AT = "samples/place/src/server/Services/CombatService.luau:20:1"
+
+
+def test_missing_guard_extra_is_found_without_importing_it(monkeypatch):
+    import importlib.util
+
+    import luaguard.guard as G
+
+    assert G.missing_dependencies() == []  # the test install has the extra
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name in ("torch", "tokenizers") else real(name, *a))
+    assert G.missing_dependencies() == ["torch", "tokenizers"]
+    assert "pip install 'luaguard[guard]'" in G.missing_message(["torch"])
+
+
+def test_complete_without_the_guard_extra_is_a_usage_error():
+    """An install without the ``guard`` extra (numpy made unimportable in a fresh process):
+    ``luaguard complete`` says what to install and exits 2, with no traceback."""
+    code = ("import sys; sys.modules['numpy'] = None; from luaguard.cli import main; "
+            f"raise SystemExit(main(['complete', {str(ROOT / COMBAT_AT)!r}]))")
+    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert got.returncode == 2, got.stderr
+    assert "missing: numpy" in got.stderr and "pip install 'luaguard[guard]'" in got.stderr
+    assert "Traceback" not in got.stderr
+
+
+def test_language_server_without_the_guard_extra_reports_it_once():
+    """Without the ``guard`` extra the completion feature answers nothing and shows one
+    message; re-indexing and file changes do not touch the guard (no import error logged)."""
+    code = r'''
+import asyncio, sys
+sys.modules["numpy"] = None
+from types import SimpleNamespace
+from luaguard.config import CompletionSettings
+from luaguard.lsp.completion import CompletionFeature
+
+shown = []
+server = SimpleNamespace(host=SimpleNamespace(settings=SimpleNamespace(completion=CompletionSettings())),
+                         show_once=lambda key, msg: shown.append(msg))
+feature = CompletionFeature(server)
+feature.on_engine_replaced()
+feature.on_files_changed()
+assert asyncio.run(feature.generate("file:///x.luau", None)) is None
+assert asyncio.run(feature.generate("file:///x.luau", None)) is None
+feature.on_shutdown()
+assert "luaguard.guard.matcher" not in sys.modules
+print(shown)
+'''
+    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert got.returncode == 0, got.stderr
+    assert "missing: numpy" in got.stdout and "pip install 'luaguard[guard]'" in got.stdout

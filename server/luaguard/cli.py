@@ -264,6 +264,11 @@ def cmd_complete(args: argparse.Namespace) -> int:
     :mod:`luaguard.guard.generate`."""
     from dataclasses import replace
 
+    from .guard import missing_dependencies, missing_message
+
+    missing = missing_dependencies()
+    if missing:
+        raise UsageError(f"luaguard complete: {missing_message(missing)}")
     from .guard.generate import CompletionEngine, CompletionRequest, parse_location
     from .guard.model import ModelLoadError
 

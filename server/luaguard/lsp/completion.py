@@ -10,14 +10,15 @@ client cancels the request.  A completion whose mean token probability is under
 
 The completion item replaces the identifier being typed (``game.ReplicatedStorage.Sh|``
 becomes ``Shared...``) so clients filter it as usual; the inline item inserts at the
-cursor.  A missing or broken model is reported once (``window/showMessage``) and answered
-with nothing; linting is unaffected.
+cursor.  A missing or broken model, or an install without the ``guard`` extra, is reported
+once (``window/showMessage``) and answered with nothing; linting is unaffected.
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
+import sys
 import threading
 import traceback
 from typing import Any
@@ -29,6 +30,7 @@ from .feature import Feature
 from .heap import settle_heap
 from .worker import Worker
 
+_MATCHER = "luaguard.guard.matcher"
 _WORD_BEFORE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
 TRIGGER_CHARACTERS = [".", ":", '"', "("]
 _LABEL_MAX = 60
@@ -65,6 +67,8 @@ class CompletionFeature(Feature):
         model is already loaded (completions were used), fill the mask cache for the new
         tree in the background so the next completions are fast.  The model itself is
         loaded on the first completion request, not at start-up."""
+        if _MATCHER not in sys.modules:
+            return  # no guard was ever built (none was asked for, or the guard extra is missing)
         from ..guard.matcher import invalidate
 
         invalidate()
@@ -86,6 +90,8 @@ class CompletionFeature(Feature):
     def on_files_changed(self) -> None:
         """Files changed and the index was updated in place: the guard must not keep
         names of the old tree."""
+        if _MATCHER not in sys.modules:
+            return  # (no guard was ever built)
         from ..guard.matcher import invalidate
 
         invalidate(self.server.host.engine.project)
@@ -101,13 +107,18 @@ class CompletionFeature(Feature):
         """Run one guarded completion for ``uri`` at ``position``; returns
         ``(completion, text, offset, encoder)`` or ``None`` (disabled, not a Luau file,
         model unavailable)."""
-        from ..guard.generate import CompletionRequest
-        from ..guard.model import ModelLoadError
+        from ..guard import missing_dependencies, missing_message
 
         server = self.server
         settings = server.host.settings.completion
         if not settings.enabled:
             return None
+        missing = missing_dependencies()
+        if missing:
+            server.show_once("completion-extra", f"luaguard: {missing_message(missing)}")
+            return None
+        from ..guard.generate import CompletionRequest
+        from ..guard.model import ModelLoadError
         doc = server.workspace.text_documents.get(uri)
         if doc is None:
             return None

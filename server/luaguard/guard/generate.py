@@ -157,9 +157,8 @@ def generate_ids(
     distribution that is allowed, else one of the masked distribution, is distributed
     exactly as a sample of the masked one (P(t) = p(t) + (1 - p(A)) p(t) / p(A) = p(t) /
     p(A) for t in the allowed set A).  Rejected, the step's mask is computed and applied and
-    the token chosen from the masked logits, as without ``check_first`` - unless the mask is
-    not cached: then a few more unmasked choices are tried first (:func:`_retry`, also
-    exact).  The mask is still
+    the token chosen from the masked logits, as without ``check_first`` - after a few more
+    unmasked choices (:func:`_retry`, also exact).  The mask is still
     needed for the token's probability: found in the guard's cache, it is applied at once;
     otherwise the step's scores are kept and its mask computed after the decoding loop, so
     that the work of a new mask (new automaton states in Python) does not run between two of
@@ -175,8 +174,8 @@ def generate_ids(
     ``mask_cached`` (the guard's mask, split by whether the mask engine computed a new
     mask), ``apply``, ``choose`` (softmax, argmax or sampling), ``consume``, ``deferred``
     (the masks and probabilities computed after the loop) - and the counts ``steps``,
-    ``masks_new``, ``retried`` (check-first steps whose first choice was refused where no
-    mask was at hand: up to :data:`RETRIES` more unmasked choices are tried), ``rescued``
+    ``masks_new``, ``retried`` (check-first steps whose first choice was refused: up to
+    :data:`RETRIES` more unmasked choices are tried), ``rescued``
     (of those, the ones a retry settled) and ``refused`` (check-first steps that had to mask
     in the loop).
     """
@@ -224,9 +223,10 @@ def generate_ids(
                 if phases is not None:
                     t0 = _add(phases, "mask_cached", t0)
                 allowed = matcher.consume(tok)
-                if not allowed and m is None:
-                    # refused where no mask is at hand: a few more unmasked choices before
-                    # computing the mask here (see _retry)
+                if not allowed:
+                    # refused: a few more unmasked choices before masking here (see _retry;
+                    # tried whether or not the mask is cached, so that what is drawn never
+                    # depends on the guard's caches)
                     tok = _retry(matcher, logits, temperature, gen)
                     allowed = tok >= 0
                     if phases is not None:
@@ -320,13 +320,13 @@ def generate_ids(
     return GenerationResult(ids, probs, reason, mask_us, matcher, steps)
 
 
-#: unmasked choices a check-first step tries after the first was refused, before it computes
-#: its mask in the decoding loop (where a new mask costs the model's next forward pass too)
+#: unmasked choices a check-first step tries after the first was refused, before it masks in
+#: the decoding loop (where a new mask costs the model's next forward pass too)
 RETRIES = 3
 
 
 def _retry(matcher: Any, logits, temperature: float, gen) -> int:
-    """After the guard refused the unmasked choice at a step whose mask is not cached: up to
+    """After the guard refused the unmasked choice of a step: up to
     :data:`RETRIES` more unmasked choices, each consumed if the guard allows it (the token is
     returned), else ``-1`` - the caller then masks the step.  Exact, as the masked choice:
     greedy tries the next-best tokens in order of score, and gives up (``-1``) where a tie

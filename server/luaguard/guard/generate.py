@@ -190,6 +190,9 @@ def generate_ids(
     # check-first steps whose mask was not cached: (index in probs, cursor before, scores, token)
     deferred: list[tuple[int, Any, Any, int]] = []
     first = check_first and matcher is not None and top_p >= 1.0
+    if phases is not None and matcher is not None:
+        for count in ("masks_new", "retried", "rescued", "refused"):
+            phases.setdefault(count, 0)
     reason = "max_tokens"
     past = None
     nxt = torch.tensor([list(input_ids)], dtype=torch.long, device=device)

@@ -102,6 +102,32 @@ def test_property_guarded_generations_are_lint_clean(setup, kind) -> None:
     print(f"\n{kind}: {len(pairs)} guarded generations in {elapsed:.1f}s")
 
 
+@pytest.mark.parametrize("kind", ["byte_level", "metaspace"])
+def test_property_check_first_generations_are_lint_clean(setup, kind) -> None:
+    """luaguard's own decoding loop (``generate_ids``, which checks the model's choice first
+    and masks only refused steps) with the same random-weights model: sampled and greedy
+    generations from the path prompts break no rule either."""
+    from luaguard.guard.generate import generate_ids
+
+    project, engine, scripts = setup
+    tok = byte_level_tokenizer() if kind == "byte_level" else metaspace_tokenizer()
+    model = random_gpt2(tok, seed=1)
+    guard = Guard.for_model(tok, model.config.vocab_size, project=project)
+    n = int(os.environ.get("LUAGUARD_PROPERTY_CHECK_FIRST", "5"))
+    pairs = []
+    for i, p in enumerate(PATH_PROMPTS):
+        prompt = PREFIX + p
+        ids = tok(prompt).input_ids
+        for j in range(n + 1):
+            m = guard.matcher(prompt, scripts=scripts)
+            res = generate_ids(model, ids, max_new_tokens=24, eos_ids=[tok.eos_token_id], matcher=m,
+                               temperature=0.0 if j == n else 1.0, seed=1000 * i + j)
+            pairs.append((prompt, guard.table.text_of(res.ids)))  # what the loop emitted
+    totals, bad = _count(engine, pairs)
+    assert totals == {"paths": 0, "placeholders": 0, "closers": 0}, bad[:3]
+    assert sum(1 for _p, t in pairs if t.strip()) > 0.9 * len(pairs)
+
+
 def test_same_model_without_the_guard_does_break_the_rules(setup) -> None:
     """The property test can fail: unguarded output of the same model breaks the rules."""
     _project, engine, _scripts = setup

@@ -36,6 +36,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tests"))
 
+from guard_eval import add_loop_option  # noqa: E402 - (bench/ is on the path from here)
+
 PHASES = ("prefill", "forward", "mask_new", "mask_cached", "apply", "choose", "consume", "deferred", "priming")
 
 
@@ -68,9 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--temperature", type=float, default=0.8)
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--floor", action="store_true", help="also run a fixed-mask stand-in for the guard")
-    ap.add_argument("--mask-every-step", action="store_true",
-                    help="mask every step before choosing (generate_ids(check_first=False)) instead of checking the "
-                         "unmasked choice first")
+    add_loop_option(ap)
     args = ap.parse_args(argv)
 
     import torch

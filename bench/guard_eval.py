@@ -104,6 +104,14 @@ def prepare_prompt(lm, project, space, rel: str, text: str, off: int, max_new_to
     return scripts, analysis, prompt
 
 
+def add_loop_option(ap: argparse.ArgumentParser) -> None:
+    """``--mask-every-step``: run :func:`~luaguard.guard.generate.generate_ids` with
+    ``check_first=False`` (shared with ``guard_breakdown.py``)."""
+    ap.add_argument("--mask-every-step", action="store_true",
+                    help="mask every step before choosing (generate_ids(check_first=False)) instead of checking the "
+                         "unmasked choice first")
+
+
 def pct(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -121,9 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--pad-size", type=int, default=152064)
     ap.add_argument("--no-pad", action="store_true", help="skip the padded-vocabulary timings")
-    ap.add_argument("--mask-every-step", action="store_true",
-                    help="mask every step before choosing (generate_ids(check_first=False)) instead of checking the "
-                         "unmasked choice first")
+    add_loop_option(ap)
     ap.add_argument("--pad-style", choices=("words", "pairs"), default="words", help="how synthetic tokens are made")
     ap.add_argument("--threads", type=int, default=1, help="torch threads (default 1: steadier timings)")
     ap.add_argument("--no-second-pass", dest="second_pass", action="store_false",

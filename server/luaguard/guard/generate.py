@@ -214,6 +214,7 @@ def generate_ids(
             if phases is not None:
                 _add(phases, "prefill" if steps == 1 else "forward", t_fwd)
                 phases["steps"] = phases.get("steps", 0) + 1
+            accepted = False
             if first:
                 t0 = time.perf_counter()
                 tok = _choose(logits, temperature, 1.0, gen)
@@ -225,72 +226,63 @@ def generate_ids(
                 t_mask = time.perf_counter() - t_mask
                 if phases is not None:
                     t0 = _add(phases, "mask_cached", t0)
-                allowed = matcher.consume(tok)
-                if not allowed:
+                accepted = matcher.consume(tok)
+                if not accepted:
                     # refused: a few more unmasked choices before masking here (see _retry;
                     # tried whether or not the mask is cached, so that what is drawn never
                     # depends on the guard's caches)
                     tok = _retry(matcher, logits, temperature, gen)
-                    allowed = tok >= 0
+                    accepted = tok >= 0
                     if phases is not None:
-                        phases["retried"] = phases.get("retried", 0) + 1
-                        phases["rescued"] = phases.get("rescued", 0) + allowed
+                        phases["retried"] += 1
+                        phases["rescued"] += accepted
                 if phases is not None:
                     t0 = _add(phases, "consume", t0)
-                if allowed:
-                    if m is None:
-                        deferred.append((len(probs), before, logits.clone(), tok))
-                        probs.append(math.nan)  # (filled after the loop)
-                    else:
-                        t_apply = time.perf_counter()
-                        m.apply_(logits)
-                        mask_us.append((time.perf_counter() - t_apply + t_mask) * 1e6)
-                        if phases is not None:
-                            t_apply = _add(phases, "apply", t_apply)
-                        probs.append(math.exp(float(torch.log_softmax(logits, dim=-1)[tok])))
-                        if phases is not None:
-                            _add(phases, "choose", t_apply)
-                    if tok in eos:
-                        reason = "eos"
-                        break
-                    ids.append(tok)
-                    nxt = torch.tensor([[tok]], dtype=torch.long, device=device)
-                    continue
+                if not accepted:
+                    if phases is not None:
+                        phases["refused"] += 1
+                elif m is None:
+                    deferred.append((len(probs), before, logits.clone(), tok))
+                    probs.append(math.nan)  # (filled after the loop)
+                else:
+                    probs.append(_masked_prob(m, logits, tok))
+                    mask_us.append((time.perf_counter() - t0 + t_mask) * 1e6)
+                    if phases is not None:
+                        _add(phases, "apply", t0)
+            if not accepted:
+                dead = False
+                if matcher is not None:
+                    t0 = time.perf_counter()
+                    if phases is not None:
+                        n_masks = matcher.guard.engine.stats["masks"]
+                    if not first or m is None:  # (a check-first step has the cached mask already)
+                        m = matcher.mask()
+                    if phases is not None:
+                        new_mask = matcher.guard.engine.stats["masks"] != n_masks
+                        phases["masks_new"] += new_mask
+                        t_apply = _add(phases, "mask_new" if new_mask else "mask_cached", t0)
+                    m.apply_(logits)
+                    if phases is not None:
+                        _add(phases, "apply", t_apply)
+                    mask_us.append((time.perf_counter() - t0) * 1e6)
+                    dead = m.dead_end
                 if phases is not None:
-                    phases["refused"] = phases.get("refused", 0) + 1
-            dead = False
-            if matcher is not None:
-                t0 = time.perf_counter()
+                    t_choose = time.perf_counter()
+                logp = torch.log_softmax(logits, dim=-1)
+                tok = _choose(logits, temperature, top_p, gen)
+                probs.append(float(math.exp(float(logp[tok]))))
                 if phases is not None:
-                    n_masks = matcher.guard.engine.stats["masks"]
-                if not first or m is None:  # (a check-first step has the cached mask already)
-                    m = matcher.mask()
-                if phases is not None:
-                    new_mask = matcher.guard.engine.stats["masks"] != n_masks
-                    phases["masks_new"] = phases.get("masks_new", 0) + new_mask
-                    t_apply = _add(phases, "mask_new" if new_mask else "mask_cached", t0)
-                m.apply_(logits)
-                if phases is not None:
-                    _add(phases, "apply", t_apply)
-                mask_us.append((time.perf_counter() - t0) * 1e6)
-                dead = m.dead_end
-            if phases is not None:
-                t_choose = time.perf_counter()
-            logp = torch.log_softmax(logits, dim=-1)
-            tok = _choose(logits, temperature, top_p, gen)
-            probs.append(float(math.exp(float(logp[tok]))))
-            if phases is not None:
-                t_consume = _add(phases, "choose", t_choose)
-            if dead and tok in eos:
-                # nothing but EOS was possible although the text may not stop here: stop
-                # without consuming it, and trim back below like any cut-short run
-                probs.pop()
-                reason = "dead_end"
-                break
-            if matcher is not None and not matcher.consume(tok):
-                raise RuntimeError(f"the guard rejected token {tok} that its own mask allowed")  # pragma: no cover
-            if phases is not None and matcher is not None:
-                _add(phases, "consume", t_consume)
+                    t_consume = _add(phases, "choose", t_choose)
+                if dead and tok in eos:
+                    # nothing but EOS was possible although the text may not stop here: stop
+                    # without consuming it, and trim back below like any cut-short run
+                    probs.pop()
+                    reason = "dead_end"
+                    break
+                if matcher is not None and not matcher.consume(tok):
+                    raise RuntimeError(f"the guard rejected token {tok} that its own mask allowed")  # pragma: no cover
+                if phases is not None and matcher is not None:
+                    _add(phases, "consume", t_consume)
             if tok in eos:
                 reason = "eos"
                 break
@@ -314,12 +306,11 @@ def generate_ids(
                 if at >= len(probs):
                     break  # (trimmed)
                 t0 = time.perf_counter()
-                guard.mask(before).apply_(row)
-                probs[at] = math.exp(float(torch.log_softmax(row, dim=-1)[tok]))
+                probs[at] = _masked_prob(guard.mask(before), row, tok)
                 mask_us.append((time.perf_counter() - t0) * 1e6)
             if phases is not None:
                 _add(phases, "deferred", t_def)
-                phases["masks_new"] = phases.get("masks_new", 0) + guard.engine.stats["masks"] - n_masks
+                phases["masks_new"] += guard.engine.stats["masks"] - n_masks
     return GenerationResult(ids, probs, reason, mask_us, matcher, steps)
 
 
@@ -356,6 +347,15 @@ def _retry(matcher: Any, logits, temperature: float, gen) -> int:
         if matcher.consume(order[j]):
             return order[j]
     return -1
+
+
+def _masked_prob(mask: Any, row, tok: int) -> float:
+    """The probability of ``tok`` under score row ``row`` masked by ``mask`` (applied in
+    place), at temperature 1."""
+    import torch
+
+    mask.apply_(row)
+    return math.exp(float(torch.log_softmax(row, dim=-1)[tok]))
 
 
 def _choose(logits, temperature: float, top_p: float, gen) -> int:

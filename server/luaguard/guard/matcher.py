@@ -433,8 +433,6 @@ def _restart(text: str, lex: L.LexResult) -> int:
     start of a comment or string spanning it), not continuing an expression chain from the
     previous line.  Looks at the tokens near the end only (binary searches: the lexer's
     tokens and comments are in text order and do not overlap)."""
-    import bisect
-
     tokens = lex.tokens  # (ends with the EOF token)
     comments = lex.comments
     n = len(tokens) - 1

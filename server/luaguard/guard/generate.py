@@ -245,10 +245,11 @@ def generate_ids(
                     deferred.append((len(probs), before, logits.clone(), tok))
                     probs.append(math.nan)  # (filled after the loop)
                 else:
+                    t_apply = time.perf_counter()
                     probs.append(_masked_prob(m, logits, tok))
-                    mask_us.append((time.perf_counter() - t0 + t_mask) * 1e6)
+                    mask_us.append((time.perf_counter() - t_apply + t_mask) * 1e6)
                     if phases is not None:
-                        _add(phases, "apply", t0)
+                        _add(phases, "apply", t_apply)
             if not accepted:
                 dead = False
                 if matcher is not None:

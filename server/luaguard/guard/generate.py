@@ -246,10 +246,13 @@ def generate_ids(
                     probs.append(math.nan)  # (filled after the loop)
                 else:
                     t_apply = time.perf_counter()
-                    probs.append(_masked_prob(m, logits, tok))
+                    m.apply_(logits)
                     mask_us.append((time.perf_counter() - t_apply + t_mask) * 1e6)
                     if phases is not None:
-                        _add(phases, "apply", t_apply)
+                        t_apply = _add(phases, "apply", t_apply)
+                    probs.append(_prob(logits, tok))
+                    if phases is not None:
+                        _add(phases, "choose", t_apply)
             if not accepted:
                 dead = False
                 if matcher is not None:
@@ -269,9 +272,8 @@ def generate_ids(
                     dead = m.dead_end
                 if phases is not None:
                     t_choose = time.perf_counter()
-                logp = torch.log_softmax(logits, dim=-1)
                 tok = _choose(logits, temperature, top_p, gen)
-                probs.append(float(math.exp(float(logp[tok]))))
+                probs.append(_prob(logits, tok))
                 if phases is not None:
                     t_consume = _add(phases, "choose", t_choose)
                 if dead and tok in eos:
@@ -307,8 +309,9 @@ def generate_ids(
                 if at >= len(probs):
                     break  # (trimmed)
                 t0 = time.perf_counter()
-                probs[at] = _masked_prob(guard.mask(before), row, tok)
+                guard.mask(before).apply_(row)
                 mask_us.append((time.perf_counter() - t0) * 1e6)
+                probs[at] = _prob(row, tok)
             if phases is not None:
                 _add(phases, "deferred", t_def)
                 phases["masks_new"] += guard.engine.stats["masks"] - n_masks
@@ -350,12 +353,11 @@ def _retry(matcher: Any, logits, temperature: float, gen) -> int:
     return -1
 
 
-def _masked_prob(mask: Any, row, tok: int) -> float:
-    """The probability of ``tok`` under score row ``row`` masked by ``mask`` (applied in
-    place), at temperature 1."""
+def _prob(row, tok: int) -> float:
+    """The probability of ``tok`` under score row ``row`` (a masked row: the guarded
+    distribution) at temperature 1."""
     import torch
 
-    mask.apply_(row)
     return math.exp(float(torch.log_softmax(row, dim=-1)[tok]))
 
 

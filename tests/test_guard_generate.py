@@ -415,8 +415,8 @@ def test_check_first_greedy_equals_masking_every_step(model_dir, project) -> Non
 def test_check_first_sampling_follows_the_masked_distribution(model_dir, project, text, refusals, cold) -> None:
     """Sampling that tries an unmasked sample first and falls back to the masked distribution
     when the guard refuses it draws each token with its masked, renormalised probability:
-    first tokens over 600 seeds against the exact masked softmax (every token within 4.5
-    standard errors, and a chi-square test), at a prompt where the guard refuses most
+    first tokens over 600 seeds against the exact masked softmax (every token expected 10+
+    times within 4.5 standard errors, and a chi-square test over bins of the rest), at a prompt where the guard refuses most
     unmasked samples and at one where it takes most; a refused draw is retried unmasked, then
     redrawn from the masked distribution - with the step's mask cached and not (``cold``: a
     fresh guard per draw: the probability comes from a mask computed after the loop)."""
@@ -450,7 +450,13 @@ def test_check_first_sampling_follows_the_masked_distribution(model_dir, project
         counts[m.taken[0]] += 1
     freq = counts / n
     se = torch.sqrt(exact * (1 - exact) / n) + 1e-9
-    assert float(((freq - exact).abs() / se).max()) < 4.5
+    # per token where the normal approximation holds (10+ draws expected); a token of
+    # probability 5e-5 drawn once would be 5.6 standard errors off, and thousands of them
+    # share the tail: the chi-square below covers them in bins
+    # (none at the flat "local t = {": there the chi-square is the whole check)
+    common = exact * n >= 10
+    if common.any():
+        assert float(((freq - exact).abs() / se)[common].max()) < 4.5
     # Pearson's chi-square over bins of tokens (most probable first) expected 10+ times each
     obs, exp = [0.0], [0.0]
     for t in torch.argsort(exact, descending=True).tolist():
@@ -466,10 +472,12 @@ def test_check_first_sampling_follows_the_masked_distribution(model_dir, project
     assert df >= 8
     assert sum((o - e) ** 2 / e for o, e in zip(obs, exp)) < df + 6 * (2 * df) ** 0.5
     # every way was taken: the first draw allowed; refused, then allowed on a retry; refused
-    # throughout and redrawn masked (rare where most draws are allowed)
+    # throughout and redrawn masked - where most draws are refused (where 14% are, all
+    # RETRIES + 1 draws are refused once in ~2,700 steps: not to be expected in 600)
     assert refusals.count(0) > 10 and sum(1 <= r <= RETRIES for r in refusals) > 10
-    assert refusals.count(RETRIES + 1) > (10 if refuse > 0.5 else 0)
-    assert max(refusals) == RETRIES + 1
+    assert max(refusals) <= RETRIES + 1
+    if refuse > 0.5:
+        assert refusals.count(RETRIES + 1) > 10
 
 
 def test_check_first_sampling_does_not_depend_on_the_guards_caches(model_dir, project) -> None:

@@ -867,6 +867,52 @@ def test_byte_class_templates_equal_the_reference_builder(project) -> None:
         assert au._class_cache[k] == au._build_classes(k), k
 
 
+def test_compiled_walk_checks_the_tries_records(project) -> None:
+    """The compiled walk reads the trie's int32 records (``VocabTrie.node_recs`` etc.)
+    without bounds checks, so the walker checks them once when made: records that are not
+    whole, or an index out of range, are a ``ValueError`` naming the record, never a read
+    past the buffer; the records as built describe the same trie as the lists."""
+    import numpy as np
+
+    import luaguard.guard.vocab as V
+    from guard_support import byte_level_tokenizer
+    from luaguard.guard.automaton import Automaton
+    from luaguard.guard.matcher import path_space
+    from luaguard.guard.token_bytes import token_table
+
+    if V._CWalker is None:
+        pytest.skip("the compiled walk is not built")
+    table = token_table(byte_level_tokenizer())
+    engine = V.MaskEngine(Automaton(path_space(project)), table)
+    trie = engine.trie
+    nodes = np.frombuffer(trie.node_recs, dtype=np.int32).reshape(-1, 8)
+    groups = np.frombuffer(trie.group_recs, dtype=np.int32).reshape(-1, 4)
+    kids = np.frombuffer(trie.kid_recs, dtype=np.int32).reshape(-1, 2)
+    assert len(nodes) == trie.nodes
+    for node in (0, 1, trie.nodes // 2, trie.nodes - 1):
+        lo, hi, own, proj, plain, has, g0, g1 = nodes[node].tolist()
+        assert (lo, hi, own, proj, plain, has) == (trie.lo[node], trie.hi[node], trie.own[node], trie.proj[node],
+                                                   trie.plain[node], int(bool(trie.children[node])))
+        got = tuple((int(groups[g, 0]), tuple(map(tuple, kids[groups[g, 1]:groups[g, 2]].tolist())))
+                    for g in range(g0, g1))
+        assert got == trie.groups[node]
+    walker = engine._new_cwalker()  # (the records as built are accepted)
+    assert walker is not None
+    bad_kid = kids.copy()
+    bad_kid[-1, 1] = trie.nodes  # a child past the last node
+    bad_group = groups.copy()
+    bad_group[0, 2] = len(kids) + 1
+    for field, value, message in (("kids", bad_kid.tobytes(), "child record"),
+                                  ("groups", bad_group.tobytes(), "group record 0 "),
+                                  ("nodes", trie.node_recs[:-4], "whole int32 records")):
+        setattr(trie, {"kids": "kid_recs", "groups": "group_recs", "nodes": "node_recs"}[field], value)
+        try:
+            with pytest.raises(ValueError, match=message):
+                engine._new_cwalker()
+        finally:
+            trie.node_recs, trie.group_recs, trie.kid_recs = (nodes.tobytes(), groups.tobytes(), kids.tobytes())
+
+
 def test_a_dropped_engine_is_freed_without_a_garbage_collection(project) -> None:
     """The compiled walk holds no reference cycle through its engine: dropping the engine
     frees it (and its tables) at once, not at the next full collection."""

@@ -716,18 +716,23 @@ def test_mask_budget_drops_old_masks_keeps_the_walk_memo_and_stays_exact(project
 
 # ------------------------------------------------------------------------------------ byte classes
 
-def test_byte_classes_are_exact(project) -> None:
+@pytest.mark.parametrize("grounded", [False, True])
+def test_byte_classes_are_exact(project, grounded) -> None:
     """Bytes of one class lead to the same state from every state reached while reading the
     sample place (each byte masked, then consumed) and every state the masks' walk projected:
-    the walk computes one transition per class."""
+    the walk computes one transition per class - with asset ids grounded too (string text
+    then also tracks the id triggers' matcher)."""
     from collections import Counter
 
     from luaguard.guard import automaton as AU
     from guard_support import sample_texts
 
-    g = guard_for(_table(), project)  # a guard of its own: its walk's states are ours to read
+    # a guard of its own: its walk's states are ours to read
+    g = guard_for(_table(), project, GuardOptions(grounded_numbers=grounded), ids=["1234567"] if grounded else ())
     states = set()
     extra = 'local a = game.ReplicatedStorage["Shared"]\nlocal b = a["Util"]\nlocal c = workspace[ "x" ]\n'
+    if grounded:
+        extra += 'local i = "rbxassetid://1234567"\nlocal j = `roblox.com/asset/?id=1234567 {i}`\n-- TODO: ... \n'
     for text in sample_texts()[:12] + [extra]:
         cur = g.start("")
         for b in text.encode("utf-8"):
@@ -748,7 +753,8 @@ def test_byte_classes_are_exact(project) -> None:
             assert au.step(s, b) == au.step(s, cmap[b]), (s, b, cmap[b])
         checked[s[AU.MODE]] += 1
     for mode in (AU.M_CODE, AU.M_IDENT, AU.M_NAME, AU.M_DOT1, AU.M_COLON, AU.M_DOT2, AU.M_NUM, AU.M_NSTR,
-                 AU.M_LPAREN, AU.M_LARG, AU.M_IARG, AU.M_LBRACK):
+                 AU.M_LPAREN, AU.M_LARG, AU.M_IARG, AU.M_LBRACK, AU.M_STR, AU.M_INTERP, AU.M_LCMT, AU.M_CSTART,
+                 AU.M_CLB, AU.M_DASH, AU.M_TILDE, AU.M_AFTER):
         assert checked[mode] >= 5, checked
 
 

@@ -449,8 +449,9 @@ class Automaton:
         to the same next state as, or ``None`` (every byte is its own class).  Used by the mask
         walk to compute one transition per class; exact for the modes it covers (code, an
         identifier, a name after ``.``/``:``, the states right after ``.``/``:``/``..``/``[``,
-        number literals, lookup and index arguments and name strings, for the walk's
-        non-lenient steps)."""
+        ``-``, ``~`` and a lookup's closing quote, number literals, lookup and index arguments
+        and name strings, the text of strings, interpolated strings and line comments
+        outside escapes and asset ids, for the walk's non-lenient steps)."""
         mode = s[MODE]
         if mode == M_CODE:
             if s[NUM] == N_IDVALUE:
@@ -480,6 +481,18 @@ class Automaton:
                 key = (M_LBRACK, "reject" if prev == P_VAL or prev == P_STRING else "code")
         elif mode == M_NUM:
             key = (M_NUM,) + s[PAY]
+        elif mode == M_STR:
+            quote, esc, _ac, trig, idn, _res = s[PAY]
+            if esc or idn >= 0:
+                return None
+            key = (M_STR, quote, trig != -2)
+        elif mode == M_INTERP:
+            esc, _ac, trig, idn = s[PAY]
+            if esc or idn >= 0:
+                return None
+            key = (M_INTERP, trig != -2)
+        elif mode in (M_LCMT, M_CLB, M_CSTART, M_DASH, M_TILDE, M_AFTER):
+            key = (mode,)
         else:
             return None
         return self._classes_for(key)
@@ -592,6 +605,37 @@ class Automaton:
         return (mode, sep, "code")
 
     def _build_classes(self, key: tuple) -> tuple[int, ...]:
+        kind = key[0]
+        if kind == M_STR or kind == M_INTERP:
+            # string text (see _string, _interp): bytes the placeholder matcher (and, where
+            # asset ids are tracked, their trigger's matcher) cannot tell apart alike, from any
+            # matcher state (PhraseMatcher.byte_classes); the bytes that end the text, escape
+            # or open an interpolation each on their own
+            out = self.sm.byte_classes()
+            if key[-1]:
+                tmc = self.tm.byte_classes()
+                out = _classes_by_tag(lambda b: (out[b], tmc[b]))
+            if kind == M_STR:
+                return _isolate(list(out), key[1], 0x5C, 10, 13)
+            return _isolate(list(out), 0x60, 0x7B, 0x5C, 10, 13)
+        if kind == M_LCMT or kind == M_CSTART or kind == M_CLB:
+            # a line comment's text (see step), and right after `--` / `--[` and `=`s, where
+            # `[` and `=` may go on to a long comment: by the comment matcher's classes
+            return _isolate(list(self.cm.byte_classes()), 10, 13, 0x5B, 0x3D)
+        if kind == M_DASH:
+            # after `-` (see _dash): `-`, `>` and `=` make other tokens; anything else
+            # follows the minus operator as code
+            return _isolate(list(self._code_classes), 0x2D, 0x3E, 0x3D)
+        if kind == M_TILDE:
+            # after `~`: only `=` (the walk's steps are not lenient)
+            return tuple(0x3D if b == 0x3D else 0x01 for b in range(256))
+        if kind == M_AFTER:
+            # after a lookup's closing quote (see _after_arg): white space alike; `)`, `,`,
+            # `]` may end the call or index; anything else follows the string as code
+            out = list(self._code_classes)
+            for b in _WSB:
+                out[b] = 0x20
+            return _isolate(out, 0x29, 0x2C, 0x5D)
         if key[0] == M_DOT2:
             # `..` then `.` (varargs) or `=` (`..=`) is read here; any other byte follows the
             # concatenation operator as code (see _dot2)

@@ -137,6 +137,7 @@ class PhraseMatcher:
         self._fail = fail
         self._out = out
         self._memo: dict[int, int] = {}
+        self._classes: tuple[int, ...] | None = None
         start_node = self._sym(0, _START)
         self.start = start_node << 2
 
@@ -158,6 +159,28 @@ class PhraseMatcher:
             nxt = self._compute(state, b)
             self._memo[key] = nxt
         return nxt
+
+    def byte_classes(self) -> tuple[int, ...]:
+        """Bytes that :meth:`step` cannot tell apart from any state: ``classes[b]`` is the
+        lowest byte of ``b``'s class.  A step reads a byte as white space (all alike), as a
+        word byte (its lower case) or as itself, and a symbol on no edge of the phrases' trie
+        falls back to the root from every node: so the white-space bytes are one class, and
+        so are the word bytes and the other bytes that no phrase holds."""
+        if self._classes is None:
+            alphabet = {sym for edges in self._goto for sym in edges}
+            reps: dict[tuple, int] = {}
+            out = []
+            for b in range(256):
+                if b in _WS:
+                    tag: tuple = ("space",)
+                elif _is_word(b):
+                    sym = b | 0x20 if 65 <= b <= 90 else b
+                    tag = ("word", sym if sym in alphabet else -1)
+                else:
+                    tag = ("other", b if b in alphabet else -1)
+                out.append(reps.setdefault(tag, b))
+            self._classes = tuple(out)
+        return self._classes
 
     def _compute(self, state: int, b: int) -> int:
         node, prev_word, prev_space = state >> 2, state & 2, state & 1

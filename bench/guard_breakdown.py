@@ -45,10 +45,12 @@ class _FixedMask:
     """A stand-in matcher for ``--floor``: the same mask every step, nothing read."""
 
     def __init__(self, guard, mask) -> None:
-        self.guard = guard
+        self.guard = self  # (generate_ids asks the guard for a step's mask after the loop)
+        self.engine = guard.engine  # (its counters, for the phases)
         self._mask = mask
+        self.cursor = None
 
-    def mask(self):
+    def mask(self, cursor=None):
         return self._mask
 
     def cached_mask(self):

@@ -159,11 +159,12 @@ def generate_ids(
     p(A) for t in the allowed set A).  Rejected, the step's mask is computed and applied and
     the token chosen from the masked logits, as without ``check_first`` - after a few more
     unmasked choices (:func:`_retry`, also exact).  The mask is still
-    needed for the token's probability: found in the guard's cache, it is applied at once;
-    otherwise the step's scores are kept and its mask computed after the decoding loop, so
-    that the work of a new mask (new automaton states in Python) does not run between two of
-    the model's forward passes, where it costs both itself and the model several times what
-    it costs in a row (``bench/README.md`` §6).  Greedy results are identical either way;
+    needed for the token's probability: the step's scores are kept and its mask found or
+    computed, and applied, after the decoding loop, so that the work of a new mask (new
+    automaton states in Python) does not run between two of the model's forward passes, where
+    it costs both itself and the model several times what it costs in a row
+    (``bench/README.md`` §6) - for rows wider than :data:`DEFER_ROWS_MAX` only where the mask
+    is not cached (a cached one is applied at once).  Greedy results are identical either way;
     sampled ones follow the same distribution from a different random stream.
     ``check_first=False`` masks every step before choosing.  (The masks computed after the
     loop - at most one per step - may take a few milliseconds past ``deadline``.)
@@ -187,9 +188,11 @@ def generate_ids(
     ids: list[int] = []
     probs: list[float] = []
     mask_us: list[float] = []
-    # check-first steps whose mask was not cached: (index in probs, cursor before, scores, token)
+    # check-first steps whose mask and probability come after the loop: (index in probs,
+    # cursor before, scores, token)
     deferred: list[tuple[int, Any, Any, int]] = []
     first = check_first and matcher is not None and top_p >= 1.0
+    keep_rows = False  # every accepted check-first step is deferred (small rows: see DEFER_ROWS_MAX)
     if phases is not None and matcher is not None:
         for count in ("masks_new", "retried", "rescued", "refused"):
             phases.setdefault(count, 0)
@@ -214,6 +217,8 @@ def generate_ids(
             if phases is not None:
                 _add(phases, "prefill" if steps == 1 else "forward", t_fwd)
                 phases["steps"] = phases.get("steps", 0) + 1
+            if steps == 1:
+                keep_rows = first and logits.shape[-1] <= DEFER_ROWS_MAX
             accepted = False
             if first:
                 t0 = time.perf_counter()
@@ -221,7 +226,7 @@ def generate_ids(
                 if phases is not None:
                     t0 = _add(phases, "choose", t0)
                 t_mask = time.perf_counter()
-                m = matcher.cached_mask()
+                m = None if keep_rows else matcher.cached_mask()
                 before = matcher.cursor if m is None else None
                 t_mask = time.perf_counter() - t_mask
                 if phases is not None:
@@ -259,7 +264,7 @@ def generate_ids(
                     t0 = time.perf_counter()
                     if phases is not None:
                         n_masks = matcher.guard.engine.stats["masks"]
-                    if not first or m is None:  # (a check-first step has the cached mask already)
+                    if not first or m is None:  # (a check-first step may have the cached mask already)
                         m = matcher.mask()
                     if phases is not None:
                         new_mask = matcher.guard.engine.stats["masks"] != n_masks
@@ -321,6 +326,12 @@ def generate_ids(
 #: unmasked choices a check-first step tries after the first was refused, before it masks in
 #: the decoding loop (where a new mask costs the model's next forward pass too)
 RETRIES = 3
+#: score rows up to this width (a small vocabulary, as the shipped model's 4,096) are kept for
+#: every accepted check-first step, and its mask looked up and applied after the loop: a copy
+#: of 16 KB costs the loop less than the look-up, the mask and the log-softmax (measured with
+#: guard_breakdown: ~35 us a step inside the loop against ~10 after it).  Wider rows are kept
+#: only for steps whose mask is not cached (a 152k row is 600 KB)
+DEFER_ROWS_MAX = 16_384
 
 
 def _retry(matcher: Any, logits, temperature: float, gen) -> int:

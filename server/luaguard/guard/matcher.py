@@ -104,7 +104,8 @@ class Guard:
         self.engine = MaskEngine(automaton, table)
         self._primed: OrderedDict = OrderedDict()
         self._lock = threading.Lock()
-        # (state, token id) -> what reading the token does (see _token_effect); bounded
+        # (state, token id) -> what reading the token does (see _token_effect, plus the
+        # token's bytes), None (rejected) or _EVENTS; bounded
         self._effects: dict[tuple[tuple, int], tuple | None] = {}
 
     @classmethod
@@ -150,30 +151,35 @@ class Guard:
         """
         if cur.finished:
             return None
-        table = self.table
-        if token_id in table.eos_ids:
-            return cur._replace(finished=True) if self.automaton.eos_ok(cur.state) else None
-        if not 0 <= token_id < table.size:
-            return None
-        data = table.token_bytes[token_id]
-        if not data:
-            return None
+        # the look-up first: a token read before from this state (the common case inside the
+        # decoding loop, where every Python statement costs ~0.4 us: bench/README.md §6) needs
+        # none of the checks below, which a cached effect has passed
         key = (cur.state, token_id)
         eff = self._effects.get(key, _MISSING)
         if eff is _MISSING:
+            table = self.table
+            if token_id in table.eos_ids:
+                return cur._replace(finished=True) if self.automaton.eos_ok(cur.state) else None
+            if not 0 <= token_id < table.size:
+                return None
+            data = table.token_bytes[token_id]
+            if not data:
+                return None
             eff = _token_effect(self.automaton, cur.state, data)
+            if eff is not None and eff is not _EVENTS:
+                eff = eff + (data,)
             if len(self._effects) > 200_000:
                 self._effects.clear()
             self._effects[key] = eff
         if eff is None:
             return None
         if eff is _EVENTS:
-            return _feed(self, cur, data, GEN)
-        st, how_ident, a, z = eff
+            return _feed(self, cur, self.table.token_bytes[token_id], GEN)
+        st, how_ident, a, z, data = eff
         ident = cur.ident if how_ident == 0 else (cur.ident + data[:z] if how_ident == 1 else data[a:z])
         if st[0] == AU.M_IDENT:
             st = _attach(st, ident, cur.bindings)
-        return Cursor(st, cur.bindings, ident, cur.names, False, cur.generated + data)
+        return _new_cursor(Cursor, (st, cur.bindings, ident, cur.names, False, cur.generated + data))
 
     def warm(self, sequences: Iterable[Sequence[int]], *, scripts: Sequence[Instance] = (),
              budget_s: float = 5.0) -> int:
@@ -345,6 +351,7 @@ def _feed(guard: Guard, cur: Cursor, data: bytes, how: int) -> Cursor | None:
 
 _MISSING = object()
 _EVENTS = ("events",)  # a token whose reading emits declaration events: read by _feed
+_new_cursor = tuple.__new__  # Cursor(...) without the named tuple's Python-level __new__
 
 
 def _token_effect(au: Automaton, state: tuple, data: bytes) -> tuple | None:
@@ -355,7 +362,10 @@ def _token_effect(au: Automaton, state: tuple, data: bytes) -> tuple | None:
     0), the old one + ``data[:z]`` (1) or ``data[a:z]`` (2), exactly as :func:`_feed`
     tracks it.  Cached per (state, token) by :meth:`Guard.advance`: a generated token then
     costs one look-up instead of one automaton step per byte."""
-    step = au.cached_step
+    # (the automaton's own steps, not its memo: a new effect mostly meets new states, where
+    # the memo's key - the whole state, hashed per byte - cost more than it saved: consume
+    # over guard_eval's sampled sequences, cold, 44-47 -> 33-34 ms)
+    step = au.step
     st = state
     how_ident, a, z = 0, 0, 0
     for i, b in enumerate(data):

@@ -32,7 +32,7 @@
 /* The walker's references, each a keyword of Walker(...): X(field, keyword, kind), kind 'd'
  * a dict, 'l' a list, 'c' a callable, 'b' bytes.  The engine's tables (dicts keyed by ints);
  * per state id, its free kinds and its projection class (Automaton.projection_class); the
- * engine's callbacks for misses; the trie as flat records of native int32 (VocabTrie.flat:
+ * engine's callbacks for misses; the trie as flat records of native int32 (VocabTrie._records:
  * per node NODE_REC ints, per child group GROUP_REC, per child KID_REC - one cache line
  * per node instead of one Python int object per field, list and node). */
 #define WALKER_REFS(X)                                                                      \

@@ -329,8 +329,8 @@ RETRIES = 3
 #: score rows up to this width (a small vocabulary, as the shipped model's 4,096) are kept for
 #: every accepted check-first step, and its mask looked up and applied after the loop: a copy
 #: of 16 KB costs the loop less than the look-up, the mask and the log-softmax (measured with
-#: guard_breakdown: ~35 us a step inside the loop against ~10 after it).  Wider rows are kept
-#: only for steps whose mask is not cached (a 152k row is 600 KB)
+#: guard_breakdown, warm caches: 20-40 us a step inside the loop against 13-15 after it).
+#: Wider rows are kept only for steps whose mask is not cached (a 152k row is 600 KB)
 DEFER_ROWS_MAX = 16_384
 
 

@@ -346,7 +346,7 @@ def _restart_reference(text: str) -> int:
     """Where priming starts reading, by definition (every token and comment looked at): the
     latest line start (moved back to the start of a comment or string spanning it) whose
     token does not continue an expression chain from the line before, within 40 lines."""
-    from luaguard.guard.matcher import _CONT_START
+    from luaguard.guard.matcher import _fresh_line
     from luaguard.luau import lexer as LX
 
     lex = LX.tokenize(text)
@@ -360,7 +360,7 @@ def _restart_reference(text: str) -> int:
         cand = min([a for a, z in spans if a < cand < z], default=cand)
         first = next((t for t in tokens if t.start >= cand), None)
         before = next((t for t in reversed(tokens) if t.start < cand), None)
-        if (first is None or first.kind not in _CONT_START) and (before is None or before.kind not in (".", ":", "::")):
+        if _fresh_line(first, before):  # (the rule is shared; the search is what is checked)
             return cand
         if cand == 0:
             return 0
@@ -874,7 +874,7 @@ def test_byte_class_templates_equal_the_reference_builder(project) -> None:
 
 
 def test_compiled_walk_checks_the_tries_records(project) -> None:
-    """The compiled walk reads the trie's int32 records (``VocabTrie.node_recs`` etc.)
+    """The compiled walk reads the trie's int32 records (``VocabTrie.records``)
     without bounds checks, so the walker checks them once when made: records that are not
     whole, or an index out of range, are a ``ValueError`` naming the record, never a read
     past the buffer; the records as built describe the same trie as the lists."""
@@ -891,9 +891,10 @@ def test_compiled_walk_checks_the_tries_records(project) -> None:
     table = token_table(byte_level_tokenizer())
     engine = V.MaskEngine(Automaton(path_space(project)), table)
     trie = engine.trie
-    nodes = np.frombuffer(trie.node_recs, dtype=np.int32).reshape(-1, 8)
-    groups = np.frombuffer(trie.group_recs, dtype=np.int32).reshape(-1, 4)
-    kids = np.frombuffer(trie.kid_recs, dtype=np.int32).reshape(-1, 2)
+    built = trie.records
+    nodes = np.frombuffer(built[0], dtype=np.int32).reshape(-1, 8)
+    groups = np.frombuffer(built[1], dtype=np.int32).reshape(-1, 4)
+    kids = np.frombuffer(built[2], dtype=np.int32).reshape(-1, 2)
     assert len(nodes) == trie.nodes
     for node in (0, 1, trie.nodes // 2, trie.nodes - 1):
         lo, hi, own, proj, plain, has, g0, g1 = nodes[node].tolist()
@@ -908,15 +909,15 @@ def test_compiled_walk_checks_the_tries_records(project) -> None:
     bad_kid[-1, 1] = trie.nodes  # a child past the last node
     bad_group = groups.copy()
     bad_group[0, 2] = len(kids) + 1
-    for field, value, message in (("kids", bad_kid.tobytes(), "child record"),
-                                  ("groups", bad_group.tobytes(), "group record 0 "),
-                                  ("nodes", trie.node_recs[:-4], "whole int32 records")):
-        setattr(trie, {"kids": "kid_recs", "groups": "group_recs", "nodes": "node_recs"}[field], value)
+    for records, message in (((built[0], built[1], bad_kid.tobytes()), "child record"),
+                             ((built[0], bad_group.tobytes(), built[2]), "group record 0 "),
+                             ((built[0][:-4], built[1], built[2]), "whole int32 records")):
+        trie.records = records
         try:
             with pytest.raises(ValueError, match=message):
                 engine._new_cwalker()
         finally:
-            trie.node_recs, trie.group_recs, trie.kid_recs = (nodes.tobytes(), groups.tobytes(), kids.tobytes())
+            trie.records = built
 
 
 def test_a_dropped_engine_is_freed_without_a_garbage_collection(project) -> None:

@@ -9,7 +9,7 @@
  * calls back the engine's *_miss methods on a table miss, exactly where the Python walk
  * does.  What this saves is the interpreter's per-child overhead (dictionary keys, tuple
  * unpacking, interval merging), which is most of a new mask's time at a large vocabulary.
- * The trie is read from flat int32 records (VocabTrie._records), checked once when the
+ * The trie is read from flat int32 records (VocabTrie.records), checked once when the
  * walker is made (check_records): at a 152k vocabulary the walk's own time fell by a
  * quarter against reading the trie's Python lists of Python ints.
  *
@@ -32,7 +32,7 @@
 /* The walker's references, each a keyword of Walker(...): X(field, keyword, kind), kind 'd'
  * a dict, 'l' a list, 'c' a callable, 'b' bytes.  The engine's tables (dicts keyed by ints);
  * per state id, its free kinds and its projection class (Automaton.projection_class); the
- * engine's callbacks for misses; the trie as flat records of native int32 (VocabTrie._records:
+ * engine's callbacks for misses; the trie as flat records of native int32 (VocabTrie.records:
  * per node NODE_REC ints, per child group GROUP_REC, per child KID_REC - one cache line
  * per node instead of one Python int object per field, list and node). */
 #define WALKER_REFS(X)                                                                      \

@@ -192,7 +192,6 @@ def generate_ids(
     # cursor before, scores, token)
     deferred: list[tuple[int, Any, Any, int]] = []
     first = check_first and matcher is not None and top_p >= 1.0
-    keep_rows = False  # every accepted check-first step is deferred (small rows: see DEFER_ROWS_MAX)
     if phases is not None and matcher is not None:
         for count in ("masks_new", "retried", "rescued", "refused"):
             phases.setdefault(count, 0)
@@ -217,8 +216,6 @@ def generate_ids(
             if phases is not None:
                 _add(phases, "prefill" if steps == 1 else "forward", t_fwd)
                 phases["steps"] = phases.get("steps", 0) + 1
-            if steps == 1:
-                keep_rows = first and logits.shape[-1] <= DEFER_ROWS_MAX
             accepted = False
             if first:
                 t0 = time.perf_counter()
@@ -226,7 +223,8 @@ def generate_ids(
                 if phases is not None:
                     t0 = _add(phases, "choose", t0)
                 t_mask = time.perf_counter()
-                m = None if keep_rows else matcher.cached_mask()
+                # (small rows: every accepted step is deferred, see DEFER_ROWS_MAX)
+                m = None if logits.shape[-1] <= DEFER_ROWS_MAX else matcher.cached_mask()
                 before = matcher.cursor if m is None else None
                 t_mask = time.perf_counter() - t_mask
                 if phases is not None:

@@ -460,14 +460,20 @@ def _restart(text: str, lex: L.LexResult) -> int:
             if j >= 0 and tokens[j].start < cand < tokens[j].end:
                 cand = tokens[j].start
         i = bisect.bisect_left(tokens, cand, 0, n, key=_start)
-        first = tokens[i] if i < n else None
-        before = tokens[i - 1] if i > 0 else None
-        if (first is None or first.kind not in _CONT_START) and (before is None or before.kind not in (".", ":", "::")):
+        if _fresh_line(tokens[i] if i < n else None, tokens[i - 1] if i > 0 else None):
             return cand
         if cand == 0:
             return 0
         pos = cand - 1
     return cand
+
+
+def _fresh_line(first: L.Token | None, before: L.Token | None) -> bool:
+    """May the automaton begin reading at a line start whose first token is ``first``, after
+    token ``before``?  Not where the line goes on with an expression chain (``.Name``,
+    ``:Method``, ``(args)``, a string call...) or the previous line ended with ``.``, ``:``
+    or ``::``."""
+    return (first is None or first.kind not in _CONT_START) and (before is None or before.kind not in (".", ":", "::"))
 
 
 def _start(t: L.Token) -> int:

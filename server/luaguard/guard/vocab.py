@@ -36,6 +36,7 @@ allowed ids); no ``decode``/``encode`` happens in a step.
 
 from __future__ import annotations
 
+import functools
 import gc
 import os
 import sys
@@ -302,10 +303,11 @@ class VocabTrie:
         self.own = own
         self.maxpops = mp
         self.nodes = len(kids)
-        self.node_recs, self.group_recs, self.kid_recs = self._records()
 
-    def _records(self) -> tuple[bytes, bytes, bytes]:
-        """The trie as the compiled walk reads it (``_walk.c``): native int32 records, per
+    @functools.cached_property
+    def records(self) -> tuple[bytes, bytes, bytes]:
+        """The trie as the compiled walk reads it (``_walk.c``), made when a compiled walker
+        is first made (the Python walk never needs it): native int32 records, per
         node ``(lo, hi, own, proj, plain, has children, first group, end group)``, per child
         group ``(key, first child, end child, 0)`` in node order, per child ``(byte,
         node)`` in group order - the fields of one node on one cache line, where the lists
@@ -716,12 +718,12 @@ class MaskEngine:
         callbacks are methods of the state tables, not of the engine: an engine's bound
         methods would make a reference cycle, and a dropped engine's tables (hundreds of MB
         at a large vocabulary) would then wait for a full garbage collection."""
-        t, tr = self._tables, self.trie
+        t = self._tables
+        nodes, groups, kids = self.trie.records
         return _CWalker(
             memo=self._memo, gmemo=self._gmemo, gproj=t.gproj, trans=t.trans, trunc=t.trunc, free=t.free, pclass=t.pclass,
             cmaps=t.cmaps, bad=t.bad, trans_miss=t.trans_miss, trunc_miss=t.trunc_miss, gproj_miss=t.gproj_miss,
-            cmap_miss=t.cmap, bad_miss=t.bad_rejected, nodes=tr.node_recs, groups=tr.group_recs, kids=tr.kid_recs,
-            span=self._gspan)
+            cmap_miss=t.cmap, bad_miss=t.bad_rejected, nodes=nodes, groups=groups, kids=kids, span=self._gspan)
 
     def _evict_masks(self) -> None:
         """Drop the oldest layer id arrays until at most half of ``max_mask_ids`` ids are

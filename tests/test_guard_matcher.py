@@ -705,13 +705,82 @@ def test_mask_budget_drops_old_masks_keeps_the_walk_memo_and_stays_exact(project
                 ref = want.mask()
                 assert mask.allow == ref.allow and set(mask.ids.tolist()) == set(ref.ids.tolist()), (text, round_)
                 stored.append(g.engine._mask_ids)
-                memo.append(len(g.engine._memo))
+                memo.append(g.engine.memo_entries())
                 if not (m.consume(b) and want.consume(b)):
                     break
     assert sum(b < a for a, b in zip(stored, stored[1:])) > 2  # the budget ran out several times
     assert max(stored) <= budget
     assert memo == sorted(memo) and memo[-1] > 0  # the walk memo only grew: never cleared
     assert len(g.engine._by_state) <= len(g.engine._combos) + 1  # the per-state index follows evictions
+
+
+def test_id_arena_takes_copies_and_is_freed_only_without_live_views() -> None:
+    import numpy as np
+
+    from luaguard.guard.vocab import IdArena
+
+    arena = IdArena(10)
+    got = arena.take([np.array([1, 2, 3]), np.array([4])])
+    assert got.tolist() == [1, 2, 3, 4] and got.base is arena.buf and arena.pos == 4
+    assert arena.take([np.arange(7)]) is None and arena.pos == 4  # no room: nothing taken
+    assert not arena.reset() and arena.pos == 4  # `got` still views it
+    del got
+    assert arena.reset() and arena.pos == 0
+    assert arena.take([np.arange(10)]).tolist() == list(range(10))
+
+
+def test_mask_budget_with_the_id_arena_never_overwrites_a_held_mask(project, monkeypatch) -> None:
+    """The masks' merged id arrays live in the engine's pre-faulted arenas (large
+    vocabularies; here forced for the one-byte vocabulary, with masks as id arrays): when the
+    budget drops every mask, the engine switches to its spare arena, which is reused only
+    if no mask that used it is still held - a held mask keeps its ids, masks stay exact, and
+    once nothing holds old masks the two arenas take turns (no new one is made)."""
+    import numpy as np
+
+    import luaguard.guard.vocab as V
+    from luaguard.guard.automaton import Automaton
+    from luaguard.guard.matcher import path_space
+
+    monkeypatch.setattr(V, "ARENA_MIN_VOCAB", 0)
+    monkeypatch.setattr(V, "DENSE_MAX", 0)
+    g = Guard(Automaton(path_space(project)), BYTES)
+    g.engine = V.MaskEngine(g.automaton, BYTES, max_mask_ids=300)
+    exact = guard_for(BYTES, project)
+    texts = ["local x = game.ReplicatedStorage.Shared.", "for i = 1, 3 do\n\tprint(", "-- a comment ", 'x = "a',
+             "local p = game:GetService(\"", "if a then\n\t", "t = {[1] = (", "local s = script.Parent."]
+    arenas: list = []
+
+    def run(keep: bool) -> list:
+        masks = []
+        for text in texts:
+            m, want = g.matcher(text), exact.matcher(text)
+            for b in b"Util":
+                mask, ref = m.mask(), want.mask()
+                assert mask.allow == ref.allow and set(mask.ids.tolist()) == set(ref.ids.tolist()), text
+                if keep:
+                    masks.append(mask)
+                if not any(a is g.engine._arena for a in arenas):
+                    arenas.append(g.engine._arena)
+                if not (m.consume(b) and want.consume(b)):
+                    break
+        return masks
+
+    first = g.engine._arena
+    arenas.append(first)
+    masks = run(True)
+    held = next(mk for mk in masks if any(a.base is first.buf for a in mk.keep + mk.ban))  # it stored some
+    before = [a.copy() for a in held.keep + held.ban]
+    del masks
+    for _ in range(3):
+        run(False)
+    assert len(arenas) >= 3  # the budget ran out while `held` used the first arena: a new spare was made
+    assert all(np.array_equal(a, b) for a, b in zip(held.keep + held.ban, before))
+    del held, before
+    run(False)  # (the arena `held` kept alive is dropped at a switch here)
+    arenas.clear()
+    for _ in range(3):
+        run(False)
+    assert len(arenas) == 2  # nothing held: the two arenas take turns
 
 
 # ------------------------------------------------------------------------------------ byte classes
@@ -769,9 +838,11 @@ def _allowed_ids(facts, size: int) -> set[int]:
     return ids if allow else set(range(size)) - ids
 
 
-def test_compiled_walk_is_built_and_gives_the_python_walks_masks(project) -> None:
+@pytest.mark.parametrize("presize", ["default", "none"])
+def test_compiled_walk_is_built_and_gives_the_python_walks_masks(project, monkeypatch, presize) -> None:
     """The compiled walk (``_walk.c``, built by ``pip install``) computes the same masks as
-    the Python walk, state for state, over random positions of the sample files."""
+    the Python walk, state for state, over random positions of the sample files - also when
+    its hash tables start at their least size and grow many times over."""
     import luaguard.guard.vocab as V
     from guard_support import byte_level_tokenizer
     from luaguard.guard.automaton import Automaton
@@ -785,6 +856,8 @@ def test_compiled_walk_is_built_and_gives_the_python_walks_masks(project) -> Non
     assert V._CWalker is not None, "luaguard.guard._walk is not built (the install needs a C compiler)"
     table = token_table(byte_level_tokenizer())
     au = Automaton(path_space(project))
+    if presize == "none":
+        monkeypatch.setattr(V, "WALK_PRESIZE_SMALL", 0)  # 64 slots a table
     g = Guard(au, table)
     assert g.engine.compiled
     ref = V.MaskEngine(au, table, compiled=False)
@@ -803,6 +876,8 @@ def test_compiled_walk_is_built_and_gives_the_python_walks_masks(project) -> Non
                 break
     assert n >= 30
     assert g.engine.stats["walks"] > 0 and ref.stats["walks"] > 0
+    # the walker's memo holds what the Python walk's dicts hold (so 64 slots grew many times)
+    assert g.engine.memo_entries() == ref.memo_entries() > 4 * 64
 
 
 def test_shared_name_positions_change_no_mask(project) -> None:
@@ -905,6 +980,15 @@ def test_compiled_walk_checks_the_tries_records(project) -> None:
         assert got == trie.groups[node]
     walker = engine._new_cwalker()  # (the records as built are accepted)
     assert walker is not None
+    t = engine._tables
+    args = dict(free=t.free, pclass=t.pclass, trans_miss=t.trans_miss, trunc_miss=t.trunc_miss,
+                gproj_miss=t.gproj_miss, cmap_miss=t.cmap, bad_miss=t.bad_rejected, nodes=built[0], groups=built[1],
+                kids=built[2], span=engine._gspan)
+    for presize in (-1, 1 << 31):
+        with pytest.raises(ValueError, match="presize"):
+            V._CWalker(**args, presize=presize)
+    with pytest.raises(TypeError, match="presize"):
+        V._CWalker(**args)
     bad_kid = kids.copy()
     bad_kid[-1, 1] = trie.nodes  # a child past the last node
     bad_group = groups.copy()
@@ -918,6 +1002,45 @@ def test_compiled_walk_checks_the_tries_records(project) -> None:
                 engine._new_cwalker()
         finally:
             trie.records = built
+
+
+def test_compiled_layer_id_arrays_match_numpy() -> None:
+    """``side_runs`` + ``gather`` (``_walk.c``) make a layer's allowed or banned ids as
+    :func:`~luaguard.guard.vocab._expand` does: long runs apart, the rest gathered in rank
+    order; runs outside the rank order or an output of the wrong length are errors."""
+    import numpy as np
+
+    import luaguard.guard.vocab as V
+
+    if V._c_side_runs is None:
+        pytest.skip("the compiled walk is not built")
+    rng = np.random.default_rng(5)
+    perm = rng.permutation(10_000).astype(np.int64)
+    for trial in range(200):
+        cuts = np.sort(rng.choice(np.arange(100, 9_900), size=2 * int(rng.integers(0, 12)), replace=False))
+        iv = cuts.reshape(-1, 2).astype(np.int64)
+        for banned in (False, True):
+            longs, shorts, n = V._c_side_runs(iv, 100, 9_900, banned, 300)
+            want = set()
+            runs = iv.tolist() if not banned else [
+                (a, z) for a, z in zip([100] + iv[:, 1].tolist(), iv[:, 0].tolist() + [9_900]) if z > a]
+            for a, z in runs:
+                want.update(perm[a:z].tolist())
+            assert all(z - a >= 300 for a, z in longs)
+            rest = np.empty(n, dtype=np.int64)
+            V._c_gather(perm, shorts, rest)
+            got = [i for a, z in longs for i in perm[a:z].tolist()] + rest.tolist()
+            assert len(got) == len(want) and set(got) == want, (trial, banned)
+            short_runs = [(a, z) for a, z in runs if z - a < 300]
+            ref = perm[V._expand(np.array([a for a, _ in short_runs], dtype=np.int64),
+                                 np.array([z for _, z in short_runs], dtype=np.int64))] if short_runs else []
+            assert rest.tolist() == list(ref)
+    with pytest.raises(ValueError, match="gather"):
+        V._c_gather(perm, np.array([9_990, 10_001], dtype=np.int64).tobytes(), np.empty(11, dtype=np.int64))
+    with pytest.raises(ValueError, match="gather"):
+        V._c_gather(perm, np.array([0, 5], dtype=np.int64).tobytes(), np.empty(4, dtype=np.int64))
+    with pytest.raises(TypeError, match="int64"):
+        V._c_side_runs(np.zeros(4, dtype=np.int32), 0, 10, False, 2)
 
 
 def test_a_dropped_engine_is_freed_without_a_garbage_collection(project) -> None:

@@ -13,9 +13,19 @@
  * walker is made (check_records): at a 152k vocabulary the walk's own time fell by a
  * quarter against reading the trie's Python lists of Python ints.
  *
- * The walker holds references to the engine's tables as they are when it is made; the
- * engine makes a new walker whenever it replaces them (MaskEngine._reset).  The caller
- * holds the engine's lock and the GIL throughout.
+ * The walk's own tables - the memo of results per (node, state) and per child group, the
+ * transitions per (state, byte class), the projections per (state, key), each state's byte
+ * classes and "rejects every bad byte" flag - are open-addressing hash tables of native
+ * int64 keys owned by the walker (Map below), not the engine's Python dictionaries: a
+ * dictionary look-up of an int key allocates the key object and compares two int objects
+ * besides the table probe, and at a 152k vocabulary those look-ups were the largest single
+ * cost of a new mask after the arena change (perf: _Py_dict_lookup 18% of the replay).  The
+ * tables are sized when the walker is made (presize: a power of two, written then, so that
+ * their pages are mapped outside a decoding step) and double past half full.
+ *
+ * The walker holds references to the engine's lists and callbacks as they are when it is
+ * made; the engine makes a new walker whenever it replaces them (MaskEngine._reset).  The
+ * caller holds the engine's lock and the GIL throughout.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -29,15 +39,12 @@
 #define MAX_DEPTH 4000 /* trie levels (token bytes); the Python walk's recursion limit too */
 #define STACK_PARTS 8
 
-/* The walker's references, each a keyword of Walker(...): X(field, keyword, kind), kind 'd'
- * a dict, 'l' a list, 'c' a callable, 'b' bytes.  The engine's tables (dicts keyed by ints);
- * per state id, its free kinds and its projection class (Automaton.projection_class); the
+/* The walker's references, each a keyword of Walker(...): X(field, keyword, kind), kind
+ * 'l' a list, 'c' a callable, 'b' bytes.  Per state id, its free kinds and its projection class (Automaton.projection_class); the
  * engine's callbacks for misses; the trie as flat records of native int32 (VocabTrie.records:
  * per node NODE_REC ints, per child group GROUP_REC, per child KID_REC - one cache line
  * per node instead of one Python int object per field, list and node). */
 #define WALKER_REFS(X)                                                                      \
-    X(memo, "memo", 'd') X(gmemo, "gmemo", 'd') X(gproj, "gproj", 'd') X(trans, "trans", 'd')   \
-    X(trunc, "trunc", 'd') X(cmaps, "cmaps", 'd') X(bad, "bad", 'd')                             \
     X(free_kinds, "free", 'l') X(pclass, "pclass", 'l')                                          \
     X(trans_miss, "trans_miss", 'c') X(trunc_miss, "trunc_miss", 'c')                            \
     X(gproj_miss, "gproj_miss", 'c') X(cmap_miss, "cmap_miss", 'c') X(bad_miss, "bad_miss", 'c') \
@@ -60,8 +67,127 @@
 /* a child's record: its byte, its node */
 #define KID_REC 2
 
+/* -- Map: int64 key -> int64 value, open addressing with linear probing ----------------- */
+
+#define MAP_EMPTY (-1LL) /* no key is negative: every key is built from ids, bytes and ranks */
+
+typedef struct {
+    long long *keys, *vals; /* cap slots each; keys MAP_EMPTY where free */
+    size_t cap, n;          /* cap a power of two, 2**(64 - shift) */
+    int shift, objects;     /* objects: vals are owned PyObject references */
+} Map;
+
+/* Fibonacci hashing: the top bits of key * 2**64/phi */
+static inline size_t map_slot(const Map *m, long long key) {
+    return (size_t)(((unsigned long long)key * 0x9E3779B97F4A7C15ULL) >> m->shift);
+}
+
+/* cap slots, every page written now (keys set free, values zeroed) */
+static int map_init(Map *m, size_t cap, int objects) {
+    size_t c = 64;
+    int shift = 58;
+    while (c < cap) {
+        c <<= 1;
+        shift--;
+    }
+    long long *k = (long long *)PyMem_Malloc(c * sizeof(long long));
+    long long *v = (long long *)PyMem_Malloc(c * sizeof(long long));
+    if (k == NULL || v == NULL) {
+        PyMem_Free(k);
+        PyMem_Free(v);
+        PyErr_NoMemory();
+        return -1;
+    }
+    memset(k, 0xff, c * sizeof(long long)); /* MAP_EMPTY */
+    memset(v, 0, c * sizeof(long long));
+    m->keys = k;
+    m->vals = v;
+    m->cap = c;
+    m->n = 0;
+    m->shift = shift;
+    m->objects = objects;
+    return 0;
+}
+
+static void map_free(Map *m) {
+    if (m->keys != NULL && m->objects)
+        for (size_t i = 0; i < m->cap; i++)
+            if (m->keys[i] != MAP_EMPTY)
+                Py_DECREF((PyObject *)(intptr_t)m->vals[i]);
+    PyMem_Free(m->keys);
+    PyMem_Free(m->vals);
+    m->keys = m->vals = NULL;
+    m->cap = m->n = 0;
+}
+
+/* the value of key; 0 when absent */
+static inline int map_get(const Map *m, long long key, long long *out) {
+    size_t i = map_slot(m, key);
+    for (;;) {
+        long long k = m->keys[i];
+        if (k == key) {
+            *out = m->vals[i];
+            return 1;
+        }
+        if (k == MAP_EMPTY)
+            return 0;
+        i = (i + 1) & (m->cap - 1);
+    }
+}
+
+static int map_grow(Map *m) {
+    Map g;
+    if (map_init(&g, m->cap * 2, m->objects) < 0)
+        return -1;
+    for (size_t i = 0; i < m->cap; i++) {
+        long long k = m->keys[i];
+        if (k == MAP_EMPTY)
+            continue;
+        size_t j = map_slot(&g, k);
+        while (g.keys[j] != MAP_EMPTY)
+            j = (j + 1) & (g.cap - 1);
+        g.keys[j] = k;
+        g.vals[j] = m->vals[i];
+    }
+    g.n = m->n;
+    PyMem_Free(m->keys);
+    PyMem_Free(m->vals);
+    *m = g;
+    return 0;
+}
+
+/* set key (absent) to val; an object map takes a new reference to val */
+static int map_put(Map *m, long long key, long long val) {
+    if (2 * (m->n + 1) > m->cap && map_grow(m) < 0)
+        return -1;
+    size_t i = map_slot(m, key);
+    while (m->keys[i] != MAP_EMPTY) {
+        if (m->keys[i] == key) { /* (not reached by the walk: it puts absent keys only) */
+            if (m->objects) {
+                Py_INCREF((PyObject *)(intptr_t)val);
+                Py_DECREF((PyObject *)(intptr_t)m->vals[i]);
+            }
+            m->vals[i] = val;
+            return 0;
+        }
+        i = (i + 1) & (m->cap - 1);
+    }
+    if (m->objects)
+        Py_INCREF((PyObject *)(intptr_t)val);
+    m->keys[i] = key;
+    m->vals[i] = val;
+    m->n++;
+    return 0;
+}
+
+/* the walker's tables: X(field, share of presize) */
+#define WALKER_MAPS(X) X(memo, 2, 1) X(gmemo, 2, 1) X(trans, 2, 0) X(trunc, 1, 0) X(gproj, 1, 0) X(cmaps, 1, 1) X(bad, 1, 0)
+
 typedef struct {
     PyObject_HEAD
+#define MAP_FIELD(f, share, obj) Map f;
+    WALKER_MAPS(MAP_FIELD)
+#undef MAP_FIELD
 #define REF_FIELD(f, k, t) PyObject *f;
     WALKER_REFS(REF_FIELD)
 #undef REF_FIELD
@@ -116,25 +242,6 @@ static inline long long item_ll(PyObject *list, Py_ssize_t i) {
     return PyLong_AsLongLong(PyList_GET_ITEM(list, i));
 }
 
-/* dict[key] as a long long; *found = 0 when absent; -1 with an error set on failure */
-static inline int dict_ll(PyObject *dict, long long key, long long *out, int *found) {
-    PyObject *k = PyLong_FromLongLong(key);
-    if (k == NULL)
-        return -1;
-    PyObject *v = PyDict_GetItemWithError(dict, k);
-    Py_DECREF(k);
-    if (v == NULL) {
-        *found = 0;
-        return PyErr_Occurred() ? -1 : 0;
-    }
-    *found = 1;
-    *out = PyLong_AsLongLong(v);
-    if (*out == -1 && PyErr_Occurred())
-        return -1;
-    return 0;
-}
-
-/* callback(a, b) -> int */
 /* Automaton.projection_args: the arguments of a projection (keep, ends, drop) without what
  * cannot matter for a state of projection class pc, so that keys differing only in that
  * share one projection */
@@ -148,6 +255,7 @@ static inline void norm_args(long long pc, long long *keep, long long *ends, lon
         *drop &= ~2LL;
 }
 
+/* callback fn(a[, b]) -> int into *out */
 static inline int call_ll(PyObject *fn, long long a, long long b, int nargs, long long *out) {
     PyObject *args[2];
     args[0] = PyLong_FromLongLong(a);
@@ -197,29 +305,30 @@ static int buf_extend(Buf *b, PyObject *res, int join_first) {
 
 /* MaskEngine._group: the accepted rank intervals of the children [k0, k1) from state sid */
 static PyObject *group(Walker *w, long long k0, long long k1, long long sid) {
-    int found;
     PyObject *cmap;
     {
-        PyObject *k = PyLong_FromLongLong(sid);
-        if (k == NULL)
-            return NULL;
-        cmap = PyDict_GetItemWithError(w->cmaps, k); /* borrowed */
-        Py_DECREF(k);
-        if (cmap == NULL) {
-            if (PyErr_Occurred())
-                return NULL;
+        long long got;
+        if (map_get(&w->cmaps, sid, &got)) {
+            cmap = (PyObject *)(intptr_t)got;
+            Py_INCREF(cmap);
+        } else {
             PyObject *a = PyLong_FromLongLong(sid);
             if (a == NULL)
                 return NULL;
             PyObject *args[1] = {a};
-            PyObject *r = PyObject_Vectorcall(w->cmap_miss, args, 1, NULL);
+            cmap = PyObject_Vectorcall(w->cmap_miss, args, 1, NULL);
             Py_DECREF(a);
-            if (r == NULL)
+            if (cmap == NULL)
                 return NULL;
-            /* the engine's cmaps dict holds it now; keep our own reference meanwhile */
-            cmap = r;
-        } else {
-            Py_INCREF(cmap);
+            if (cmap != Py_None && (!PyTuple_Check(cmap) || PyTuple_GET_SIZE(cmap) != 256)) {
+                PyErr_SetString(PyExc_TypeError, "walk: byte classes must be a tuple of 256 ints or None");
+                Py_DECREF(cmap);
+                return NULL;
+            }
+            if (map_put(&w->cmaps, sid, (long long)(intptr_t)cmap) < 0) {
+                Py_DECREF(cmap);
+                return NULL;
+            }
         }
     }
     int has_cmap = cmap != Py_None;
@@ -247,10 +356,11 @@ static PyObject *group(Walker *w, long long k0, long long k1, long long sid) {
         }
         long long nsid = tr[cls];
         if (nsid == TR_UNKNOWN) {
-            if (dict_ll(w->trans, (sid << 8) | cls, &nsid, &found) < 0)
-                goto done;
-            if (!found && call_ll(w->trans_miss, sid, cls, 2, &nsid) < 0)
-                goto done;
+            long long key = (sid << 8) | cls;
+            if (!map_get(&w->trans, key, &nsid)) {
+                if (call_ll(w->trans_miss, sid, cls, 2, &nsid) < 0 || map_put(&w->trans, key, nsid) < 0)
+                    goto done;
+            }
             tr[cls] = nsid;
         }
         if (nsid < 0)
@@ -265,11 +375,11 @@ static PyObject *group(Walker *w, long long k0, long long k1, long long sid) {
             long long pk = cr[N_PROJ], keep = pk >> 5, ends = pk & 31, nodrop = 0;
             norm_args(item_ll(w->pclass, nsid), &keep, &ends, &nodrop);
             pk = (keep << 5) | ends;
-            long long csid;
-            if (dict_ll(w->trunc, (nsid << 12) | pk, &csid, &found) < 0)
-                goto done;
-            if (!found && call_ll(w->trunc_miss, nsid, pk, 2, &csid) < 0)
-                goto done;
+            long long csid, key = (nsid << 12) | pk;
+            if (!map_get(&w->trunc, key, &csid)) {
+                if (call_ll(w->trunc_miss, nsid, pk, 2, &csid) < 0 || map_put(&w->trunc, key, csid) < 0)
+                    goto done;
+            }
             PyObject *sub = walk(w, child, csid);
             if (sub == NULL)
                 goto done;
@@ -303,19 +413,12 @@ static int pair_cmp(const void *x, const void *y) {
 
 /* MaskEngine._walk: the accepted rank intervals below node from (projected) state sid */
 static PyObject *walk(Walker *w, long long node, long long sid) {
-    PyObject *key = PyLong_FromLongLong((node << 32) | sid);
-    if (key == NULL)
-        return NULL;
-    PyObject *got = PyDict_GetItemWithError(w->memo, key);
-    if (got != NULL) {
+    long long key = (node << 32) | sid, hit;
+    if (map_get(&w->memo, key, &hit)) {
         w->memo_hits++;
-        Py_DECREF(key);
+        PyObject *got = (PyObject *)(intptr_t)hit;
         Py_INCREF(got);
         return got;
-    }
-    if (PyErr_Occurred()) {
-        Py_DECREF(key);
-        return NULL;
     }
     if (w->depth >= MAX_DEPTH) {
         PyErr_SetString(PyExc_RecursionError, "walk: a token longer than the walk's depth limit");
@@ -338,16 +441,13 @@ static PyObject *walk(Walker *w, long long node, long long sid) {
     }
     long long g0 = nr[N_GFIRST], ng = nr[N_GEND] - g0;
     long long bad = -1;
-    int found;
     long long pc = item_ll(w->pclass, sid);
     for (long long gi = 0; gi < ng; gi++) {
         const int32_t *g = w->gr + GROUP_REC * (g0 + gi);
         long long gk = g[0];
         if (gk & G_BAD) {
-            if (bad < 0) {
-                if (dict_ll(w->bad, sid, &bad, &found) < 0)
-                    goto fail;
-                if (!found && call_ll(w->bad_miss, sid, 0, 1, &bad) < 0)
+            if (bad < 0 && !map_get(&w->bad, sid, &bad)) {
+                if (call_ll(w->bad_miss, sid, 0, 1, &bad) < 0 || map_put(&w->bad, sid, bad) < 0)
                     goto fail;
             }
             if (bad)
@@ -357,31 +457,25 @@ static PyObject *walk(Walker *w, long long node, long long sid) {
         long long need = (gk >> 7) & 63, ends = gk & 31, drop = (gk >> 5) & 3;
         norm_args(pc, &need, &ends, &drop);
         long long pk = (need << 7) | (drop << 5) | ends;
-        long long gsid;
-        if (dict_ll(w->gproj, (sid << 14) | pk, &gsid, &found) < 0)
-            goto fail;
-        if (!found && call_ll(w->gproj_miss, sid, pk, 2, &gsid) < 0)
-            goto fail;
-        PyObject *mk = PyLong_FromLongLong((gsid * w->nodes + node) * w->span + gi);
-        if (mk == NULL)
-            goto fail;
-        PyObject *r = PyDict_GetItemWithError(w->gmemo, mk);
-        if (r != NULL) {
+        long long gsid, gkey = (sid << 14) | pk;
+        if (!map_get(&w->gproj, gkey, &gsid)) {
+            if (call_ll(w->gproj_miss, sid, pk, 2, &gsid) < 0 || map_put(&w->gproj, gkey, gsid) < 0)
+                goto fail;
+        }
+        long long mk = (gsid * w->nodes + node) * w->span + gi, got;
+        PyObject *r;
+        if (map_get(&w->gmemo, mk, &got)) {
+            r = (PyObject *)(intptr_t)got;
             Py_INCREF(r);
-        } else if (PyErr_Occurred()) {
-            Py_DECREF(mk);
-            goto fail;
         } else {
             w->depth++;
             r = group(w, g[1], g[2], gsid);
             w->depth--;
-            if (r == NULL || PyDict_SetItem(w->gmemo, mk, r) < 0) {
+            if (r == NULL || map_put(&w->gmemo, mk, (long long)(intptr_t)r) < 0) {
                 Py_XDECREF(r);
-                Py_DECREF(mk);
                 goto fail;
             }
         }
-        Py_DECREF(mk);
         if (PyBytes_GET_SIZE(r) == 0) {
             Py_DECREF(r);
             continue;
@@ -422,13 +516,12 @@ static PyObject *walk(Walker *w, long long node, long long sid) {
         }
         PyMem_Free(all.v);
     }
-    if (res != NULL && PyDict_SetItem(w->memo, key, res) < 0)
+    if (res != NULL && map_put(&w->memo, key, (long long)(intptr_t)res) < 0)
         Py_CLEAR(res);
 fail:
     for (int i = 0; i < nparts; i++)
         Py_DECREF(parts[i]);
     Py_XDECREF(dyn);
-    Py_DECREF(key);
     return res;
 }
 
@@ -461,9 +554,16 @@ static int Walker_clear(Walker *w) {
     return 0;
 }
 
+static void free_maps(Walker *w) {
+#define MAP_FREE(f, share, obj) map_free(&w->f);
+    WALKER_MAPS(MAP_FREE)
+#undef MAP_FREE
+}
+
 static void Walker_dealloc(Walker *w) {
     PyObject_GC_UnTrack(w);
     Walker_clear(w);
+    free_maps(w);
     Py_TYPE(w)->tp_free((PyObject *)w);
 }
 
@@ -522,26 +622,38 @@ static int Walker_init(Walker *w, PyObject *args, PyObject *kwds) {
             return -1;
         }
         char kind = WALKER_REF_TABLE[i].kind;
-        int ok = kind == 'd'   ? PyDict_Check(v)
-                 : kind == 'l' ? PyList_Check(v)
-                 : kind == 'b' ? PyBytes_CheckExact(v)
-                               : PyCallable_Check(v);
+        int ok = kind == 'l' ? PyList_Check(v) : kind == 'b' ? PyBytes_CheckExact(v) : PyCallable_Check(v);
         if (!ok) {
             PyErr_Format(PyExc_TypeError, "Walker: %s must be a %s, got %s", k,
-                         kind == 'd' ? "dict" : (kind == 'l' ? "list" : (kind == 'b' ? "bytes" : "callable")),
-                         Py_TYPE(v)->tp_name);
+                         kind == 'l' ? "list" : (kind == 'b' ? "bytes" : "callable"), Py_TYPE(v)->tp_name);
             return -1;
         }
         got[i] = v;
     }
     PyObject *span_obj = PyDict_GetItemString(kwds, "span");
-    if (span_obj == NULL || PyDict_GET_SIZE(kwds) != N_REFS + 1) {
-        PyErr_SetString(PyExc_TypeError, "Walker: span missing or an unknown keyword");
+    PyObject *presize_obj = PyDict_GetItemString(kwds, "presize");
+    if (span_obj == NULL || presize_obj == NULL || PyDict_GET_SIZE(kwds) != N_REFS + 2) {
+        PyErr_SetString(PyExc_TypeError, "Walker: span or presize missing, or an unknown keyword");
         return -1;
     }
     long long span = PyLong_AsLongLong(span_obj);
     if (span == -1 && PyErr_Occurred())
         return -1;
+    long long presize = PyLong_AsLongLong(presize_obj);
+    if (presize == -1 && PyErr_Occurred())
+        return -1;
+    if (presize < 0 || presize > (1LL << 30)) {
+        PyErr_Format(PyExc_ValueError, "Walker: presize %lld out of range [0, 2**30]", presize);
+        return -1;
+    }
+    free_maps(w); /* (__init__ called again) */
+#define MAP_INIT(f, share, obj)                                          \
+    if (map_init(&w->f, (size_t)(presize * share / 2), obj) < 0) { \
+        free_maps(w);                                                   \
+        return -1;                                                      \
+    }
+    WALKER_MAPS(MAP_INIT)
+#undef MAP_INIT
     for (int i = 0; i < N_REFS; i++) {
         Py_INCREF(got[i]);
         Py_XSETREF(*ref_slot(w, i), got[i]);
@@ -578,11 +690,17 @@ static PyObject *Walker_counts(Walker *w, PyObject *unused) {
     return r;
 }
 
+static PyObject *Walker_entries(Walker *w, PyObject *unused) {
+    return PyLong_FromSize_t(w->memo.n + w->gmemo.n);
+}
+
 static PyMethodDef Walker_methods[] = {
     {"walk", (PyCFunction)(void (*)(void))Walker_walk, METH_FASTCALL,
      "walk(node, sid) -> bytes: MaskEngine._walk, compiled; the (first, end) rank pairs as native int64s."},
     {"counts", (PyCFunction)Walker_counts, METH_NOARGS,
      "counts() -> (walks, memo hits) since the last call, and reset them."},
+    {"entries", (PyCFunction)Walker_entries, METH_NOARGS,
+     "entries() -> int: results memoised (per node and per child group), for the engine's memo bound."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -599,8 +717,158 @@ static PyTypeObject WalkerType = {
     .tp_methods = Walker_methods,
 };
 
+/* -- a layer's id arrays from its accepted rank intervals (MaskEngine._side) ------------ */
+
+/* a C-contiguous buffer of int64 of obj (writable when asked; a bytes object is read as
+ * native int64s, as buf_result makes them); its element count in *n */
+static int int64_buffer(PyObject *obj, Py_buffer *view, int writable, Py_ssize_t *n, const char *what) {
+    if (!writable && PyBytes_CheckExact(obj)) {
+        if (PyObject_GetBuffer(obj, view, PyBUF_SIMPLE) < 0)
+            return -1;
+        if (view->len % 8) {
+            PyErr_Format(PyExc_ValueError, "%s: not whole int64s", what);
+            PyBuffer_Release(view);
+            return -1;
+        }
+        *n = view->len / 8;
+        return 0;
+    }
+    if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0)) < 0)
+        return -1;
+    const char *f = view->format;
+    if (view->itemsize != 8 || f == NULL || !(strcmp(f, "q") == 0 || strcmp(f, "l") == 0 || strcmp(f, "<q") == 0 ||
+                                              strcmp(f, "<l") == 0 || strcmp(f, "=q") == 0 || strcmp(f, "=l") == 0)) {
+        PyErr_Format(PyExc_TypeError, "%s must be a buffer of int64", what);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    *n = view->len / 8;
+    return 0;
+}
+
+/* side_runs(intervals, lo, hi, banned, share_min) -> (long, short, n_short): the accepted
+ * rank intervals of a layer [lo, hi) (sorted, disjoint (first, end) int64 pairs), or with
+ * banned their complement within the layer, split into runs of at least share_min ranks (a
+ * tuple of (first, end) pairs: views of the rank order) and the shorter ones (int64 pairs
+ * as bytes, for gather) with their total length. */
+static PyObject *side_runs(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "side_runs(intervals, lo, hi, banned, share_min)");
+        return NULL;
+    }
+    long long lo = PyLong_AsLongLong(args[1]), hi = PyLong_AsLongLong(args[2]), share = PyLong_AsLongLong(args[4]);
+    int banned = PyObject_IsTrue(args[3]);
+    if (PyErr_Occurred() || banned < 0)
+        return NULL;
+    Py_buffer view;
+    Py_ssize_t n;
+    if (int64_buffer(args[0], &view, 0, &n, "side_runs: intervals") < 0)
+        return NULL;
+    const long long *iv = (const long long *)view.buf;
+    Py_ssize_t pairs = n / 2;
+    PyObject *longs = PyList_New(0), *result = NULL;
+    Buf shorts = {NULL, 0, 0};
+    long long n_short = 0, start = lo;
+    if (longs == NULL)
+        goto done;
+    for (Py_ssize_t i = 0; i <= pairs; i++) {
+        long long a, z;
+        if (banned) { /* the gap before interval i (after the last one: up to hi) */
+            a = start;
+            z = i < pairs ? iv[2 * i] : hi;
+            if (i < pairs)
+                start = iv[2 * i + 1];
+            if (z <= a)
+                continue;
+        } else {
+            if (i == pairs)
+                break;
+            a = iv[2 * i];
+            z = iv[2 * i + 1];
+        }
+        if (z - a >= share) {
+            PyObject *t = Py_BuildValue("(LL)", a, z);
+            if (t == NULL || PyList_Append(longs, t) < 0) {
+                Py_XDECREF(t);
+                goto done;
+            }
+            Py_DECREF(t);
+        } else {
+            if (buf_push(&shorts, a, z) < 0)
+                goto done;
+            n_short += z - a;
+        }
+    }
+    {
+        PyObject *sb = buf_result(&shorts);
+        if (sb != NULL) {
+            result = Py_BuildValue("(NNL)", longs, sb, n_short);
+            if (result != NULL)
+                longs = NULL; /* (stolen) */
+        }
+    }
+done:
+    Py_XDECREF(longs);
+    PyMem_Free(shorts.v);
+    PyBuffer_Release(&view);
+    return result;
+}
+
+/* gather(perm, runs, out): out[...] = perm[a:z] for each (a, z) int64 pair of runs, in
+ * order; out must hold exactly their total length and every run lie within perm. */
+static PyObject *gather(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "gather(perm, runs, out)");
+        return NULL;
+    }
+    Py_buffer pv, rv, ov;
+    Py_ssize_t np_, nr, no;
+    if (int64_buffer(args[0], &pv, 0, &np_, "gather: perm") < 0)
+        return NULL;
+    if (int64_buffer(args[1], &rv, 0, &nr, "gather: runs") < 0) {
+        PyBuffer_Release(&pv);
+        return NULL;
+    }
+    if (int64_buffer(args[2], &ov, 1, &no, "gather: out") < 0) {
+        PyBuffer_Release(&pv);
+        PyBuffer_Release(&rv);
+        return NULL;
+    }
+    const long long *perm = (const long long *)pv.buf, *runs = (const long long *)rv.buf;
+    long long *out = (long long *)ov.buf;
+    Py_ssize_t at = 0;
+    int ok = nr % 2 == 0;
+    for (Py_ssize_t i = 0; ok && i < nr / 2; i++) {
+        long long a = runs[2 * i], z = runs[2 * i + 1];
+        if (a < 0 || z < a || z > np_ || at + (z - a) > no) {
+            ok = 0;
+            break;
+        }
+        memcpy(out + at, perm + a, (size_t)(z - a) * sizeof(long long));
+        at += z - a;
+    }
+    if (ok && at != no)
+        ok = 0;
+    PyBuffer_Release(&pv);
+    PyBuffer_Release(&rv);
+    PyBuffer_Release(&ov);
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "gather: a run outside perm, or out not their total length");
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef module_methods[] = {
+    {"side_runs", (PyCFunction)(void (*)(void))side_runs, METH_FASTCALL,
+     "side_runs(intervals, lo, hi, banned, share_min) -> (long runs, short runs as int64 pairs, their total)"},
+    {"gather", (PyCFunction)(void (*)(void))gather, METH_FASTCALL,
+     "gather(perm, runs, out): out = perm[a:z] for each run, concatenated"},
+    {NULL, NULL, 0, NULL},
+};
+
 static struct PyModuleDef walkmodule = {
-    PyModuleDef_HEAD_INIT, "_walk", "The compiled mask walk of luaguard.guard.vocab.", -1, NULL,
+    PyModuleDef_HEAD_INIT, "_walk", "The compiled mask walk of luaguard.guard.vocab.", -1, module_methods,
 };
 
 PyMODINIT_FUNC PyInit__walk(void) {

@@ -21,9 +21,10 @@ depend on, and each group is memoised on its own projection, so a state that dif
 known one only in, say, its bracket stack reuses every group that no closer reaches.  A
 subtree that is a free run for the state (an identifier that any name may continue, a
 comment with no phrase pending ...) is accepted whole without being visited.  The walk runs
-compiled (``_walk.c``, built by ``setup.py``; the same memo tables, results as packed int64
-pairs) where the module is installed, else in Python (:meth:`MaskEngine._walk`): same
-results; the automaton's steps and projections stay in Python either way.
+compiled (``_walk.c``, built by ``setup.py``; the same memo keys in hash tables of its own,
+results as packed int64 pairs) where the module is installed, else in Python
+(:meth:`MaskEngine._walk`): same results; the automaton's steps and projections stay in
+Python either way.
 
 **Masks** (:class:`TokenMask`) are cached per projected state and hold whichever of the
 allowed and the banned id sets is smaller, as numpy arrays (torch tensors on first use per
@@ -72,8 +73,10 @@ from .token_bytes import TokenTable
 
 try:  # the compiled walk (setup.py builds it; optional)
     from ._walk import Walker as _CWalker
+    from ._walk import gather as _c_gather
+    from ._walk import side_runs as _c_side_runs
 except ImportError:  # pragma: no cover - depends on the install
-    _CWalker = None
+    _CWalker = _c_gather = _c_side_runs = None
 
 _NEG_INF = float("-inf")  # (made once: building it per call shows in a step's time)
 
@@ -555,19 +558,75 @@ def _cat(arrays: tuple[np.ndarray, ...] | list[np.ndarray]) -> np.ndarray:
     return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
 
 
-def _merge_small(arrays: list[np.ndarray]) -> tuple[tuple[np.ndarray, ...], int]:
-    """``arrays`` without empty ones, those under :data:`SHARE_MIN` ids copied into one; also
-    the number of ids newly allocated."""
+def _merge_small(arrays: list[np.ndarray], arena: IdArena | None = None) -> tuple[tuple[np.ndarray, ...], int]:
+    """``arrays`` without empty ones, those under :data:`SHARE_MIN` ids copied into one (in
+    ``arena`` when it has room); also the number of ids newly stored."""
     small = [a for a in arrays if 0 < len(a) < SHARE_MIN]
     out = [a for a in arrays if len(a) >= SHARE_MIN]
     fresh = 0
     if len(small) == 1:
         out.append(small[0])
     elif small:
-        merged = np.concatenate(small)
+        merged = arena.take(small) if arena is not None else None
+        if merged is None:
+            merged = np.concatenate(small)
         fresh = len(merged)
         out.append(merged)
     return tuple(out), fresh
+
+
+ARENA_MIN_VOCAB = DENSE_MAX + 1  # vocabularies from this size give their engine an IdArena
+# slots of the compiled walk's tables when it is made: 16 per token between these bounds
+# (_walk.c: each of its seven tables gets this many or half as many; 16 bytes a slot, written
+# then): ~5 MB at 4,096 tokens, ~20 MB from 16,384
+WALK_PRESIZE_LARGE = 1 << 18
+WALK_PRESIZE_SMALL = 1 << 11
+
+
+class IdArena:
+    """Pre-faulted storage for the masks' own (merged) id arrays at a large vocabulary.
+
+    ``IdArena(n)`` holds one int64 array of ``n`` ids whose memory is written once when the
+    arena is made, so that its pages are mapped then and not inside a decoding step;
+    :meth:`take` copies arrays into the next free ids and returns that slice (a view),
+    :meth:`reset` makes the whole arena free again.  Why: the masks' merged arrays are most
+    of the memory a new mask allocates at a 152k vocabulary (6.6M of 8.7M ids over
+    guard_eval's replay), and on this project's development VM mapping fresh memory costs
+    about 2.7 ms per MB (measured: 32 MB written anew in 86 ms) - the kernel zeroing pages
+    was ~15% of the replay's mask time, most of it under ``np.concatenate``.
+
+    Every merged array of the engine's masks is dropped at once (:meth:`MaskEngine._evict_masks`,
+    :meth:`MaskEngine._reset`); the engine then switches to a second arena (see
+    :meth:`MaskEngine._switch_arena`), because a caller usually still holds a mask of the
+    current one.  :meth:`reset` frees an arena's ids only when no view of it is alive."""
+
+    __slots__ = ("buf", "pos")
+
+    def __init__(self, n: int, *, prefault: bool = True) -> None:
+        self.buf = np.empty(max(0, n), dtype=np.int64)
+        if prefault:
+            self.buf.fill(0)
+        self.pos = 0
+
+    def take(self, arrays: list[np.ndarray]) -> np.ndarray | None:
+        """The concatenation of ``arrays`` stored in the arena (a view), or ``None`` when
+        it has no room for it."""
+        n = sum(len(a) for a in arrays)
+        end = self.pos + n
+        if end > len(self.buf):
+            return None
+        out = self.buf[self.pos:end]
+        np.concatenate(arrays, out=out)
+        self.pos = end
+        return out
+
+    def reset(self) -> bool:
+        """Free every id for reuse when no view of the arena is alive (True), else leave it
+        as it is (False)."""
+        if sys.getrefcount(self.buf) > 2:  # (the attribute and getrefcount's argument)
+            return False
+        self.pos = 0
+        return True
 
 
 class _StateTables:
@@ -578,15 +637,19 @@ class _StateTables:
     :meth:`~.automaton.Automaton.free_kind`; ``trans`` maps ``(sid << 8) | byte class`` to the
     next state's id (-1: rejected), ``gproj`` ``(sid << 14) | group key`` and ``trunc``
     ``(sid << 12) | projection key`` to the projected state's id, ``cmaps`` a state id to its
-    byte classes, ``bad`` to whether it rejects every non-code byte.  It holds no reference
-    to its engine."""
+    byte classes, ``bad`` to whether it rejects every non-code byte.  With ``store=False``
+    (an engine whose walk is compiled: the walker keeps those in tables of its own) ``trans``,
+    ``trunc`` and ``gproj`` stay empty.  It holds no reference to its engine."""
 
-    __slots__ = ("automaton", "stats", "ids", "states", "free", "pclass", "trans", "trunc", "gproj", "cmaps", "bad",
-                 "bad_cls")
+    __slots__ = ("automaton", "stats", "store", "ids", "states", "free", "pclass", "trans", "trunc", "gproj", "cmaps",
+                 "bad", "bad_cls")
 
-    def __init__(self, automaton: Automaton, stats: dict[str, int]) -> None:
+    def __init__(self, automaton: Automaton, stats: dict[str, int], store: bool = True) -> None:
         self.automaton = automaton
         self.stats = stats
+        #: whether the *_miss methods store transitions and projections in the dicts below
+        #: (the Python walk reads them; the compiled walk keeps its own tables)
+        self.store = store
         self.ids: dict[tuple, int] = {}
         self.states: list[tuple] = []
         self.free: list[int] = []
@@ -614,7 +677,8 @@ class _StateTables:
         state = self.states[sid]
         got = self.automaton.project(state, (gk >> 7) & 63, gk & 31, (gk >> 5) & 3)
         gsid = sid if got is state else self.intern(got)  # (nothing to drop: no hashing)
-        self.gproj[(sid << 14) | gk] = gsid
+        if self.store:
+            self.gproj[(sid << 14) | gk] = gsid
         return gsid
 
     def trans_miss(self, sid: int, cls: int) -> int:
@@ -623,7 +687,8 @@ class _StateTables:
         self.stats["steps"] += 1
         ns = self.automaton.step(self.states[sid], cls)
         nsid = -1 if ns is None else self.intern(ns)
-        self.trans[(sid << 8) | cls] = nsid
+        if self.store:
+            self.trans[(sid << 8) | cls] = nsid
         return nsid
 
     def trunc_miss(self, nsid: int, pk: int) -> int:
@@ -631,7 +696,8 @@ class _StateTables:
         state = self.states[nsid]
         got = self.automaton.project(state, pk >> 5, pk & 31)
         csid = nsid if got is state else self.intern(got)
-        self.trunc[(nsid << 12) | pk] = csid
+        if self.store:
+            self.trunc[(nsid << 12) | pk] = csid
         return csid
 
     def cmap(self, sid: int) -> tuple[int, ...] | None:
@@ -692,13 +758,18 @@ class MaskEngine:
         #: the walk runs compiled (``_walk.c``) unless ``compiled=False``, the module is not
         #: built, or :data:`PURE_PYTHON_ENV` is set; both walks give the same results
         self.compiled = _CWalker is not None and compiled and not os.environ.get(PURE_PYTHON_ENV)
+        #: where the masks' merged id arrays go at a large vocabulary (half the id budget,
+        #: pre-faulted now: 48 MB by default; see IdArena), and the arena used before the
+        #: last time every mask was dropped (made then: see _switch_arena)
+        self._arena = IdArena(max_mask_ids // 2) if table.size >= ARENA_MIN_VOCAB else None
+        self._spare_arena: IdArena | None = None
         self._reset()
 
     def _reset(self) -> None:
         # the state tables and what computes their entries live in one object that holds no
         # reference to the engine, so the compiled walk can call its bound methods without a
         # reference cycle (a weak proxy of the engine instead cost 3-7% of the 152k replay)
-        self._tables = _StateTables(self.automaton, self.stats)
+        self._tables = _StateTables(self.automaton, self.stats, store=not self.compiled)
         self._memo: dict[int, tuple] = {}
         self._gmemo: dict[int, tuple] = {}
         self._masks: dict[tuple[int, bool], TokenMask] = {}
@@ -711,6 +782,7 @@ class MaskEngine:
         self._merged_ids = 0  # ids held by the masks' own (merged) arrays
         self._by_state: dict[tuple, TokenMask] = {}  # by full state: no projection on a hit
         self._mask_ids = 0
+        self._switch_arena()
         self._cwalk = self._new_cwalker() if self.compiled else None
 
     def _new_cwalker(self):
@@ -720,10 +792,18 @@ class MaskEngine:
         at a large vocabulary) would then wait for a full garbage collection."""
         t = self._tables
         nodes, groups, kids = self.trie.records
+        presize = min(WALK_PRESIZE_LARGE, max(WALK_PRESIZE_SMALL, 16 * self.table.size))
         return _CWalker(
-            memo=self._memo, gmemo=self._gmemo, gproj=t.gproj, trans=t.trans, trunc=t.trunc, free=t.free, pclass=t.pclass,
-            cmaps=t.cmaps, bad=t.bad, trans_miss=t.trans_miss, trunc_miss=t.trunc_miss, gproj_miss=t.gproj_miss,
-            cmap_miss=t.cmap, bad_miss=t.bad_rejected, nodes=nodes, groups=groups, kids=kids, span=self._gspan)
+            free=t.free, pclass=t.pclass, trans_miss=t.trans_miss, trunc_miss=t.trunc_miss, gproj_miss=t.gproj_miss,
+            cmap_miss=t.cmap, bad_miss=t.bad_rejected, nodes=nodes, groups=groups, kids=kids, span=self._gspan,
+            presize=presize)
+
+    def memo_entries(self) -> int:
+        """Results the walk has memoised (per node and per child group) plus the layers'
+        interval arrays: what ``max_memo`` bounds."""
+        cw = self._cwalk
+        walk = cw.entries() if cw is not None else len(self._memo) + len(self._gmemo)
+        return walk + len(self._larrays)
 
     def _evict_masks(self) -> None:
         """Drop the oldest layer id arrays until at most half of ``max_mask_ids`` ids are
@@ -743,6 +823,22 @@ class MaskEngine:
         self._by_state.clear()
         self._mask_ids -= self._merged_ids
         self._merged_ids = 0
+        self._switch_arena()
+
+    def _switch_arena(self) -> None:
+        """After every mask was dropped: store new masks' merged ids in the spare arena (the
+        one used before the previous drop, freed now) and keep the current one as the spare,
+        since the caller usually still holds a mask of it (the mask just computed, the
+        previous step's).  The spare is made the first time (pre-faulted: a one-off ~0.1 s
+        at the default budget on the development VM) and again whenever a mask of it is
+        still held then (two drops later)."""
+        cur = self._arena
+        if cur is None or not cur.pos:
+            return
+        spare = self._spare_arena
+        if spare is None or not spare.reset():
+            spare = IdArena(len(cur.buf))
+        self._arena, self._spare_arena = spare, cur
 
     # -- public ----------------------------------------------------------------------------
     def mask_after(self, state: tuple) -> TokenMask:
@@ -780,7 +876,7 @@ class MaskEngine:
             if m is not None:
                 self.stats["mask_hits"] += 1
                 return m
-            if len(self._memo) + len(self._gmemo) + len(self._larrays) > self.max_memo:
+            if self.memo_entries() > self.max_memo:
                 self._reset()
                 sid = self._tables.intern(key_state)
                 key = (sid, eos)
@@ -991,7 +1087,21 @@ class MaskEngine:
         allowed whole, e.g. every identifier token inside a free name, made one fresh array
         of 75k ids at a 152k vocabulary: 1.8 ms, mostly first-touch page faults.)"""
         got = info[2 if banned else 1]
-        if got is None:
+        if got is None and self._cwalk is not None:
+            # the same arrays, made by _walk.c's side_runs and gather (no numpy temporaries)
+            trie = self.trie
+            perm = trie.perm
+            longs, shorts, n_short = _c_side_runs(self._layer_array(root, lsid), trie.lo[root], trie.hi[root], banned,
+                                                  SHARE_MIN)
+            got = tuple(perm[x:y] for x, y in longs)
+            if n_short:
+                rest = np.empty(n_short, dtype=np.int64)
+                _c_gather(perm, shorts, rest)
+                got += (rest,)
+            info[2 if banned else 1] = got
+            info[3] += n_short
+            self._mask_ids += n_short
+        elif got is None:
             trie = self.trie
             iv = self._layer_array(root, lsid)
             a, z = iv[:, 0], iv[:, 1]
@@ -1046,7 +1156,7 @@ class MaskEngine:
             parts = [arr for root, lsid, info, n, _nl in used if n for arr in self._side(root, lsid, info, False)]
             if n_eos:
                 parts.append(self._eos)
-            keep, fresh = _merge_small(parts)
+            keep, fresh = _merge_small(parts, self._arena)
             self._merged_ids += fresh
             self._mask_ids += fresh
             return TokenMask(True, None, size, allowed + n_eos, eos, dead, keep=keep)
@@ -1068,8 +1178,8 @@ class MaskEngine:
         tail = self._nobyte_no_eos if eos else self._nobyte_all
         bans.append(tail)
         n_banned += len(tail)
-        ban, fresh = _merge_small(bans)
-        keep, fresh2 = _merge_small(keeps)
+        ban, fresh = _merge_small(bans, self._arena)
+        keep, fresh2 = _merge_small(keeps, self._arena)
         self._merged_ids += fresh + fresh2
         self._mask_ids += fresh + fresh2
         return TokenMask(False, None, size, size - n_banned, eos, dead, keep=keep, ban=ban)

@@ -446,19 +446,23 @@ def test_masks_cover_the_vocabulary_and_store_the_smaller_set(guard) -> None:
     assert m.mask() is mask  # cached per state
 
 
-@pytest.mark.parametrize("dense", [True, False], ids=["dense", "index"])
+@pytest.mark.parametrize("dense", [True, False, "scratch"], ids=["dense", "index", "index-scratch"])
 def test_apply_sets_minus_inf_on_banned_ids_only(guard, monkeypatch, dense) -> None:
     """Both ways of applying a mask (one boolean row up to DENSE_MAX ids, index operations
-    above) set exactly the banned ids to -inf - also where the score was +inf or NaN - for
-    rows wider and narrower than the vocabulary and for half-precision rows, and leave the
+    above: ``_walk.c``'s loop for float32 rows in memory, torch's index operations else) set
+    exactly the banned ids to -inf - also where the score was +inf or NaN - for rows wider
+    and narrower than the vocabulary and for half- and double-precision rows, and leave the
     other scores unchanged."""
     torch = pytest.importorskip("torch")
     import luaguard.guard.vocab as V
 
-    monkeypatch.setattr(V, "DENSE_MAX", V.DENSE_MAX if dense else 0)
+    monkeypatch.setattr(V, "DENSE_MAX", V.DENSE_MAX if dense is True else 0)
+    if dense == "scratch":  # kept scores saved in the reused buffer
+        monkeypatch.setattr(V, "KEEP_SCRATCH_MIN", 0)
     for text in (SHARED, "local a = 1\n", "game.ReplicatedStorage."):
         mask = guard.matcher(text).mask()
-        for width, dtype in ((BYTES.size + 3, torch.float32), (BYTES.size, torch.float16), (BYTES.size - 5, torch.float32)):
+        for width, dtype in ((BYTES.size + 3, torch.float32), (BYTES.size, torch.float16), (BYTES.size - 5, torch.float32),
+                             (BYTES.size + 1, torch.float64)):
             scores = torch.arange(width, dtype=dtype) / 7  # a model may pad its vocabulary
             scores[::5] = float("inf")
             scores[1::7] = float("nan")
@@ -1041,6 +1045,14 @@ def test_compiled_layer_id_arrays_match_numpy() -> None:
         V._c_gather(perm, np.array([0, 5], dtype=np.int64).tobytes(), np.empty(4, dtype=np.int64))
     with pytest.raises(TypeError, match="int64"):
         V._c_side_runs(np.zeros(4, dtype=np.int32), 0, 10, False, 2)
+    row = np.zeros(8, dtype=np.float32)
+    V._c_fill(row, np.array([1, 6], dtype=np.int64))
+    assert row.tolist() == [0, float("-inf"), 0, 0, 0, 0, float("-inf"), 0]
+    with pytest.raises(IndexError, match="outside"):
+        V._c_fill(row, np.array([2, 8], dtype=np.int64))
+    assert row[2] == 0  # checked before anything is written
+    with pytest.raises(TypeError, match="float32"):
+        V._c_fill(np.zeros(8), np.array([1], dtype=np.int64))
 
 
 def test_a_dropped_engine_is_freed_without_a_garbage_collection(project) -> None:

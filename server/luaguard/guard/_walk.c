@@ -180,6 +180,14 @@ static int map_put(Map *m, long long key, long long val) {
     return 0;
 }
 
+typedef struct {
+    long long *v; /* pairs, flat */
+    Py_ssize_t n; /* pairs */
+    Py_ssize_t cap;
+} Buf;
+
+typedef struct Level Level;
+
 /* the walker's tables: X(field, share of presize) */
 #define WALKER_MAPS(X) X(memo, 2, 1) X(gmemo, 2, 1) X(trans, 2, 0) X(trunc, 1, 0) X(gproj, 1, 0) X(cmaps, 1, 1) X(bad, 1, 0)
 
@@ -195,13 +203,11 @@ typedef struct {
     long long nodes, span;       /* nodes: records in node_recs */
     long long walks, memo_hits;
     int depth;
+    Level **levels; /* per recursion level, made on first use (level_at) */
+    int nlevels;
+    Buf all; /* walk's scratch for merging its groups' intervals */
 } Walker;
 
-typedef struct {
-    long long *v; /* pairs, flat */
-    Py_ssize_t n; /* pairs */
-    Py_ssize_t cap;
-} Buf;
 
 static int buf_grow(Buf *b) {
     Py_ssize_t cap = b->cap ? b->cap * 2 : 16;
@@ -303,6 +309,42 @@ static int buf_extend(Buf *b, PyObject *res, int join_first) {
     return 0;
 }
 
+/* the scratch of one recursion level of the walk, made once and kept by the walker: the
+ * transitions of a group's state by byte class and the group's intervals.  (Allocating and
+ * freeing them per call made the C heap's top grow and shrink across the trim threshold:
+ * perf counted page faults under malloc as the largest part of what the kernel did in the
+ * 152k replay.) */
+struct Level {
+    long long tr[256];
+    Buf out;
+};
+
+static Level *level_at(Walker *w, int d) {
+    if (d >= w->nlevels) {
+        int n = w->nlevels ? w->nlevels : 16;
+        while (n <= d)
+            n *= 2;
+        Level **lv = (Level **)PyMem_Realloc(w->levels, (size_t)n * sizeof(Level *));
+        if (lv == NULL) {
+            PyErr_NoMemory();
+            return NULL;
+        }
+        for (int i = w->nlevels; i < n; i++)
+            lv[i] = NULL;
+        w->levels = lv;
+        w->nlevels = n;
+    }
+    if (w->levels[d] == NULL) {
+        Level *l = (Level *)PyMem_Calloc(1, sizeof(Level));
+        if (l == NULL) {
+            PyErr_NoMemory();
+            return NULL;
+        }
+        w->levels[d] = l;
+    }
+    return w->levels[d];
+}
+
 /* MaskEngine._group: the accepted rank intervals of the children [k0, k1) from state sid */
 static PyObject *group(Walker *w, long long k0, long long k1, long long sid) {
     PyObject *cmap;
@@ -332,17 +374,19 @@ static PyObject *group(Walker *w, long long k0, long long k1, long long sid) {
         }
     }
     int has_cmap = cmap != Py_None;
-    /* the transitions of this state by byte class, looked up once per call (on the heap:
-     * the walk recurses once per byte of the longest token, and a worker thread's stack may
-     * be small) */
-    long long *tr = (long long *)PyMem_Malloc(256 * sizeof(long long));
-    if (tr == NULL) {
+    /* the transitions of this state by byte class, looked up once per call, and the
+     * intervals found: the scratch of this recursion level (see Level) */
+    Level *lv = level_at(w, w->depth);
+    if (lv == NULL) {
         Py_DECREF(cmap);
-        return PyErr_NoMemory();
+        return NULL;
     }
+    long long *tr = lv->tr;
     for (int i = 0; i < 256; i++)
         tr[i] = TR_UNKNOWN;
-    Buf out = {NULL, 0, 0};
+    Buf *outp = &lv->out;
+    outp->n = 0;
+#define out (*outp)
     PyObject *result = NULL;
     for (long long i = k0; i < k1; i++) {
         long long byte = w->kd[KID_REC * i], child = w->kd[KID_REC * i + 1];
@@ -395,9 +439,8 @@ static PyObject *group(Walker *w, long long k0, long long k1, long long sid) {
     }
     if (!PyErr_Occurred())
         result = buf_result(&out);
+#undef out
 done:
-    PyMem_Free(out.v);
-    PyMem_Free(tr);
     Py_DECREF(cmap);
     return result;
 }
@@ -503,7 +546,9 @@ static PyObject *walk(Walker *w, long long node, long long sid) {
         Py_INCREF(res);
     } else {
         /* the groups' intervals interleave: sort them (adjacent ones stay apart) */
-        Buf all = {NULL, 0, 0};
+        Buf *allp = &w->all; /* (no recursion while it is in use) */
+        allp->n = 0;
+#define all (*allp)
         int ok = 1;
         for (int i = 0; i < nparts && ok; i++)
             ok = buf_extend(&all, parts[i], 0) == 0;
@@ -514,7 +559,7 @@ static PyObject *walk(Walker *w, long long node, long long sid) {
             qsort(all.v, (size_t)all.n, 2 * sizeof(long long), pair_cmp);
             res = buf_result(&all);
         }
-        PyMem_Free(all.v);
+#undef all
     }
     if (res != NULL && map_put(&w->memo, key, (long long)(intptr_t)res) < 0)
         Py_CLEAR(res);
@@ -560,10 +605,25 @@ static void free_maps(Walker *w) {
 #undef MAP_FREE
 }
 
+static void free_levels(Walker *w) {
+    for (int i = 0; i < w->nlevels; i++)
+        if (w->levels[i] != NULL) {
+            PyMem_Free(w->levels[i]->out.v);
+            PyMem_Free(w->levels[i]);
+        }
+    PyMem_Free(w->levels);
+    w->levels = NULL;
+    w->nlevels = 0;
+    PyMem_Free(w->all.v);
+    w->all.v = NULL;
+    w->all.n = w->all.cap = 0;
+}
+
 static void Walker_dealloc(Walker *w) {
     PyObject_GC_UnTrack(w);
     Walker_clear(w);
     free_maps(w);
+    free_levels(w);
     Py_TYPE(w)->tp_free((PyObject *)w);
 }
 
@@ -859,7 +919,48 @@ static PyObject *gather(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) 
     Py_RETURN_NONE;
 }
 
+/* fill(row, ids): row[i] = -inf for every id i of ids (int64); row a writable C-contiguous
+ * buffer of float32 (a CPU torch tensor's numpy view); ids outside the row are an error,
+ * checked before anything is written. */
+static PyObject *fill_neg_inf(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "fill(row, ids)");
+        return NULL;
+    }
+    Py_buffer rv, iv;
+    if (PyObject_GetBuffer(args[0], &rv, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) < 0)
+        return NULL;
+    if (rv.itemsize != 4 || rv.format == NULL || strcmp(rv.format, "f") != 0) {
+        PyBuffer_Release(&rv);
+        PyErr_SetString(PyExc_TypeError, "fill: row must be a buffer of float32");
+        return NULL;
+    }
+    Py_ssize_t n;
+    if (int64_buffer(args[1], &iv, 0, &n, "fill: ids") < 0) {
+        PyBuffer_Release(&rv);
+        return NULL;
+    }
+    float *row = (float *)rv.buf;
+    const long long *ids = (const long long *)iv.buf;
+    unsigned long long width = (unsigned long long)(rv.len / 4), bad = 0;
+    for (Py_ssize_t i = 0; i < n; i++)
+        bad |= (unsigned long long)ids[i] >= width;
+    if (!bad) {
+        const float ninf = -__builtin_inff();
+        for (Py_ssize_t i = 0; i < n; i++)
+            row[ids[i]] = ninf;
+    }
+    PyBuffer_Release(&rv);
+    PyBuffer_Release(&iv);
+    if (bad) {
+        PyErr_SetString(PyExc_IndexError, "fill: an id outside the row");
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
+    {"fill", (PyCFunction)(void (*)(void))fill_neg_inf, METH_FASTCALL, "fill(row, ids): row[ids] = -inf (float32)"},
     {"side_runs", (PyCFunction)(void (*)(void))side_runs, METH_FASTCALL,
      "side_runs(intervals, lo, hi, banned, share_min) -> (long runs, short runs as int64 pairs, their total)"},
     {"gather", (PyCFunction)(void (*)(void))gather, METH_FASTCALL,

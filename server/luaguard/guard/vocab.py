@@ -654,13 +654,16 @@ class IdArena:
     :meth:`MaskEngine._switch_arena`), because a caller usually still holds a mask of the
     current one.  :meth:`reset` frees an arena's ids only when no view of it is alive."""
 
-    __slots__ = ("buf", "pos")
+    __slots__ = ("buf", "pos", "_refs")
 
     def __init__(self, n: int, *, prefault: bool = True) -> None:
         self.buf = np.empty(max(0, n), dtype=np.int64)
         if prefault:
             self.buf.fill(0)
         self.pos = 0
+        # the buffer's reference count with no view alive, read the way reset reads it (what
+        # getrefcount's own argument adds differs between Python versions)
+        self._refs = sys.getrefcount(self.buf)
 
     def take(self, arrays: list[np.ndarray]) -> np.ndarray | None:
         """The concatenation of ``arrays`` stored in the arena (a view), or ``None`` when
@@ -677,7 +680,7 @@ class IdArena:
     def reset(self) -> bool:
         """Free every id for reuse when no view of the arena is alive (True), else leave it
         as it is (False)."""
-        if sys.getrefcount(self.buf) > 2:  # (the attribute and getrefcount's argument)
+        if sys.getrefcount(self.buf) > self._refs:
             return False
         self.pos = 0
         return True
@@ -791,7 +794,12 @@ class MaskEngine:
     past ``max_memo`` walk-memo entries every cache is cleared; past ``max_mask_ids`` stored
     ids (the layers' id arrays and the masks' own small arrays) the oldest layer arrays are
     dropped (down to half the budget) with every mask and every index that points at masks,
-    and the walk's memo stays, so a dropped mask is rebuilt from it cheaply.
+    and the walk's memo stays, so a dropped mask is rebuilt from it cheaply.  From
+    :data:`ARENA_MIN_VOCAB` ids on, the masks' merged id arrays live in two pre-faulted
+    :class:`IdArena` s of ``max_mask_ids // 2`` ids each (48 MB each by default; the second
+    made the first time the budget runs out), and the compiled walk's tables are sized when
+    it is made (:data:`WALK_PRESIZE_LARGE`: ~20 MB), so that a decoding step maps little
+    fresh memory.
     """
 
     def __init__(self, automaton: Automaton, table: TokenTable, *, max_memo: int = 600_000,

@@ -384,9 +384,8 @@ static PyObject *group(Walker *w, long long k0, long long k1, long long sid) {
     long long *tr = lv->tr;
     for (int i = 0; i < 256; i++)
         tr[i] = TR_UNKNOWN;
-    Buf *outp = &lv->out;
-    outp->n = 0;
-#define out (*outp)
+    Buf *out = &lv->out;
+    out->n = 0;
     PyObject *result = NULL;
     for (long long i = k0; i < k1; i++) {
         long long byte = w->kd[KID_REC * i], child = w->kd[KID_REC * i + 1];
@@ -412,7 +411,7 @@ static PyObject *group(Walker *w, long long k0, long long k1, long long sid) {
         if (cr[N_KIDS]) {
             long long fast = item_ll(w->free_kinds, nsid);
             if (fast && (cr[N_PLAIN] & fast)) {
-                if (buf_join(&out, cr[N_LO], cr[N_HI]) < 0)
+                if (buf_join(out, cr[N_LO], cr[N_HI]) < 0)
                     goto done;
                 continue;
             }
@@ -427,19 +426,18 @@ static PyObject *group(Walker *w, long long k0, long long k1, long long sid) {
             PyObject *sub = walk(w, child, csid);
             if (sub == NULL)
                 goto done;
-            int rc = buf_extend(&out, sub, 1);
+            int rc = buf_extend(out, sub, 1);
             Py_DECREF(sub);
             if (rc < 0)
                 goto done;
             continue;
         }
         long long a = cr[N_LO];
-        if (buf_join(&out, a, a + cr[N_OWN]) < 0)
+        if (buf_join(out, a, a + cr[N_OWN]) < 0)
             goto done;
     }
     if (!PyErr_Occurred())
-        result = buf_result(&out);
-#undef out
+        result = buf_result(out);
 done:
     Py_DECREF(cmap);
     return result;
@@ -546,20 +544,18 @@ static PyObject *walk(Walker *w, long long node, long long sid) {
         Py_INCREF(res);
     } else {
         /* the groups' intervals interleave: sort them (adjacent ones stay apart) */
-        Buf *allp = &w->all; /* (no recursion while it is in use) */
-        allp->n = 0;
-#define all (*allp)
+        Buf *all = &w->all; /* (no recursion while it is in use) */
+        all->n = 0;
         int ok = 1;
         for (int i = 0; i < nparts && ok; i++)
-            ok = buf_extend(&all, parts[i], 0) == 0;
+            ok = buf_extend(all, parts[i], 0) == 0;
         if (ok && dyn != NULL)
             for (Py_ssize_t i = 0; i < PyList_GET_SIZE(dyn) && ok; i++)
-                ok = buf_extend(&all, PyList_GET_ITEM(dyn, i), 0) == 0;
+                ok = buf_extend(all, PyList_GET_ITEM(dyn, i), 0) == 0;
         if (ok) {
-            qsort(all.v, (size_t)all.n, 2 * sizeof(long long), pair_cmp);
-            res = buf_result(&all);
+            qsort(all->v, (size_t)all->n, 2 * sizeof(long long), pair_cmp);
+            res = buf_result(all);
         }
-#undef all
     }
     if (res != NULL && map_put(&w->memo, key, (long long)(intptr_t)res) < 0)
         Py_CLEAR(res);

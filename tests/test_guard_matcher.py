@@ -1045,6 +1045,10 @@ def test_compiled_layer_id_arrays_match_numpy() -> None:
         V._c_gather(perm, np.array([0, 5], dtype=np.int64).tobytes(), np.empty(4, dtype=np.int64))
     with pytest.raises(TypeError, match="int64"):
         V._c_side_runs(np.zeros(4, dtype=np.int32), 0, 10, False, 2)
+    for bad in ([[5, 3]], [[2, 6], [4, 8]], [[0, 3]], [[3, 11]]):  # inverted, overlapping, outside [1, 10)
+        for banned in (False, True):
+            with pytest.raises(ValueError, match="side_runs"):
+                V._c_side_runs(np.array(bad, dtype=np.int64), 1, 10, banned, 2)
     row = np.zeros(8, dtype=np.float32)
     V._c_fill(row, np.array([1, 6], dtype=np.int64))
     assert row.tolist() == [0, float("-inf"), 0, 0, 0, 0, float("-inf"), 0]

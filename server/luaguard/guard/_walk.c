@@ -827,6 +827,13 @@ static PyObject *side_runs(PyObject *mod, PyObject *const *args, Py_ssize_t narg
     long long n_short = 0, start = lo;
     if (longs == NULL)
         goto done;
+    for (Py_ssize_t i = 0; i < pairs; i++) { /* sorted, disjoint, within [lo, hi) */
+        long long a = iv[2 * i], z = iv[2 * i + 1];
+        if (a > z || a < (i ? iv[2 * i - 1] : lo) || z > hi) {
+            PyErr_Format(PyExc_ValueError, "side_runs: interval %zd is not sorted, disjoint and within [lo, hi)", i);
+            goto done;
+        }
+    }
     for (Py_ssize_t i = 0; i <= pairs; i++) {
         long long a, z;
         if (banned) { /* the gap before interval i (after the last one: up to hi) */

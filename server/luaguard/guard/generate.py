@@ -345,7 +345,7 @@ def _retry(matcher: Any, logits, temperature: float, gen) -> int:
 
     if temperature > 0:
         # the draws are independent, so they are made at once (one pass over the vocabulary)
-        p = torch.softmax(logits / temperature, dim=-1)
+        p = _sampling_probs(logits, temperature, 1.0)
         for tok in torch.multinomial(p, RETRIES, replacement=True, generator=gen).tolist():
             if matcher.consume(tok):
                 return tok
@@ -379,6 +379,18 @@ def _choose(logits, temperature: float, top_p: float, gen) -> int:
 
     if temperature <= 0:
         return int(torch.argmax(logits))
+    p = _sampling_probs(logits, temperature, top_p)
+    # the first of two independent draws: torch makes a single draw by an exponential race
+    # over the whole vocabulary (~80 us at 4,096 ids on this machine, torch 2.13), two or
+    # more with replacement by inverse CDF (~5 us); the first of them is one draw of p
+    return int(torch.multinomial(p, 2, replacement=True, generator=gen)[0])
+
+
+def _sampling_probs(logits, temperature: float, top_p: float):
+    """The distribution a sampled step draws from: ``softmax(logits / temperature)``, cut
+    to its nucleus ``top_p`` (not renormalised: ``torch.multinomial`` takes weights)."""
+    import torch
+
     p = torch.softmax(logits / temperature, dim=-1)
     if top_p < 1.0:
         sp, si = torch.sort(p, descending=True)
@@ -386,10 +398,7 @@ def _choose(logits, temperature: float, top_p: float, gen) -> int:
         cut = cum - sp > top_p
         sp[cut] = 0.0
         p = torch.zeros_like(p).scatter_(0, si, sp)
-    # the first of two independent draws: torch makes a single draw by an exponential race
-    # over the whole vocabulary (~80 us at 4,096 ids on this machine, torch 2.13), two or
-    # more with replacement by inverse CDF (~5 us); the first of them is one draw of p
-    return int(torch.multinomial(p, 2, replacement=True, generator=gen)[0])
+    return p
 
 
 def _add(phases: dict[str, float], key: str, since: float) -> float:

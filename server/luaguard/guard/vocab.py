@@ -509,7 +509,7 @@ class TokenMask:
             return
         if (_c_fill is not None and width >= self.size and row.dtype == _torch_float32() and row.device.type == "cpu"
                 and row.is_contiguous()):
-            self._apply_cpu(row.detach().numpy())
+            self._apply_cpu(row.detach().numpy(), row)
             return
         keep, ban = self._parts(row.device)
         n_keep = self._n_keep
@@ -543,12 +543,12 @@ class TokenMask:
             row.index_copy_(0, t, v)
 
 
-    def _apply_cpu(self, r: np.ndarray) -> None:
+    def _apply_cpu(self, r: np.ndarray, row) -> None:
         """:meth:`apply_` for a contiguous float32 row in memory (``r``: its numpy view, at
         least ``size`` wide): banned ids set by ``_walk.c``'s ``fill`` (a loop over the ids;
         ``index_fill_`` took 93 us for 75k ids at a 152k vocabulary, this 58 us), allowed
         ids of a ban restored from a copy taken first."""
-        saved = [r[a] for a in self.keep] if self._n_keep < KEEP_SCRATCH_MIN else self._take_large(r)
+        saved = [r[a] for a in self.keep] if self._n_keep < KEEP_SCRATCH_MIN else self._take_large(r, row)
         if self.allow:
             r.fill(_NEG_INF)
         else:
@@ -559,10 +559,10 @@ class TokenMask:
         for a, v in zip(self.keep, saved):
             r[a] = v
 
-    def _take_large(self, r: np.ndarray) -> list[np.ndarray]:
-        """The kept scores copied into the thread's reused scratch buffer (see
-        :meth:`apply_`)."""
-        buf = _scratch_np(self._n_keep)
+    def _take_large(self, r: np.ndarray, row) -> list[np.ndarray]:
+        """The kept scores of ``r`` (the numpy view of ``row``) copied into the thread's
+        reused scratch buffer (see :meth:`apply_`)."""
+        buf = _scratch(row, self._n_keep).numpy()
         saved = []
         at = 0
         for a in self.keep:
@@ -578,14 +578,6 @@ def _torch_float32():
     import torch
 
     return torch.float32
-
-
-def _scratch_np(n: int) -> np.ndarray:
-    """A float32 array of at least ``n`` elements reused by the calling thread."""
-    buf = getattr(_SCRATCH, "np", None)
-    if buf is None or len(buf) < n:
-        buf = _SCRATCH.np = np.empty(max(n, 4096), dtype=np.float32)
-    return buf
 
 
 _SCRATCH = threading.local()
@@ -604,6 +596,40 @@ def _scratch(row, n: int):
 
         buf = bufs[key] = torch.empty(max(n, 4096), dtype=row.dtype, device=row.device)
     return buf
+
+
+def _layer_ids_c(trie: VocabTrie, root: int, iv: np.ndarray, banned: bool) -> tuple[tuple[np.ndarray, ...], int]:
+    """:meth:`MaskEngine._side`'s arrays for layer ``root`` from its accepted rank intervals
+    ``iv`` (``(n, 2)`` int64), made by ``_walk.c``'s ``side_runs`` and ``gather`` (no numpy
+    temporaries), and how many ids were copied; the same as :func:`_layer_ids_numpy`."""
+    perm = trie.perm
+    longs, shorts, n_short = _c_side_runs(iv, trie.lo[root], trie.hi[root], banned, SHARE_MIN)
+    got = tuple(perm[x:y] for x, y in longs)
+    if n_short:
+        rest = np.empty(n_short, dtype=np.int64)
+        _c_gather(perm, shorts, rest)
+        got += (rest,)
+    return got, n_short
+
+
+def _layer_ids_numpy(trie: VocabTrie, root: int, iv: np.ndarray, banned: bool) -> tuple[tuple[np.ndarray, ...], int]:
+    """:func:`_layer_ids_c` with numpy (the pure-Python walk's engines)."""
+    a, z = iv[:, 0], iv[:, 1]
+    if banned:
+        lo, hi = trie.lo[root], trie.hi[root]
+        ca = np.concatenate((np.full(1, lo, dtype=np.int64), z))
+        cz = np.concatenate((a, np.full(1, hi, dtype=np.int64)))
+        gaps = cz > ca
+        a, z = ca[gaps], cz[gaps]
+    perm = trie.perm
+    long = (z - a) >= SHARE_MIN
+    views = [perm[int(x):int(y)] for x, y in zip(a[long], z[long])]
+    if views:
+        a, z = a[~long], z[~long]
+    rest = perm[_expand(a, z)] if len(a) else None
+    if rest is None or not len(rest):
+        return tuple(views), 0
+    return tuple(views) + (rest,), len(rest)
 
 
 def _cat(arrays: tuple[np.ndarray, ...] | list[np.ndarray]) -> np.ndarray:
@@ -1149,39 +1175,10 @@ class MaskEngine:
         allowed whole, e.g. every identifier token inside a free name, made one fresh array
         of 75k ids at a 152k vocabulary: 1.8 ms, mostly first-touch page faults.)"""
         got = info[2 if banned else 1]
-        if got is None and self._cwalk is not None:
-            # the same arrays, made by _walk.c's side_runs and gather (no numpy temporaries)
-            trie = self.trie
-            perm = trie.perm
-            longs, shorts, n_short = _c_side_runs(self._layer_array(root, lsid), trie.lo[root], trie.hi[root], banned,
-                                                  SHARE_MIN)
-            got = tuple(perm[x:y] for x, y in longs)
-            if n_short:
-                rest = np.empty(n_short, dtype=np.int64)
-                _c_gather(perm, shorts, rest)
-                got += (rest,)
+        if got is None:
+            layer_ids = _layer_ids_c if self.compiled else _layer_ids_numpy
+            got, copied = layer_ids(self.trie, root, self._layer_array(root, lsid), banned)
             info[2 if banned else 1] = got
-            info[3] += n_short
-            self._mask_ids += n_short
-        elif got is None:
-            trie = self.trie
-            iv = self._layer_array(root, lsid)
-            a, z = iv[:, 0], iv[:, 1]
-            if banned:
-                lo, hi = trie.lo[root], trie.hi[root]
-                ca = np.concatenate((np.full(1, lo, dtype=np.int64), z))
-                cz = np.concatenate((a, np.full(1, hi, dtype=np.int64)))
-                gaps = cz > ca
-                a, z = ca[gaps], cz[gaps]
-            perm = trie.perm
-            long = (z - a) >= SHARE_MIN
-            views = [perm[int(x):int(y)] for x, y in zip(a[long], z[long])]
-            if views:
-                a, z = a[~long], z[~long]
-            rest = perm[_expand(a, z)] if len(a) else None
-            got = tuple(views) + ((rest,) if rest is not None and len(rest) else ())
-            info[2 if banned else 1] = got
-            copied = len(rest) if rest is not None else 0
             info[3] += copied
             self._mask_ids += copied
         return got

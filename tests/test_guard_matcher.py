@@ -1199,3 +1199,46 @@ def test_projection_class_drops_only_what_cannot_change_a_projection(project) ->
                     merged += (nk, ne, nd) != (keep, ends, drop)
                     assert au.project(s, nk, ne, nd) == au.project(s, keep, ends, drop), (s, keep, ends, drop)
     assert merged > 0
+
+
+def test_projection_identity_is_known_from_the_projection_class(project) -> None:
+    """The compiled walk skips a projection whose projection class says it is the state
+    itself (projection_is_identity: PC_CLEAN, every frame kept, nothing to drop, the
+    string's end byte among the coming ones).  Over the states the walk met and the
+    matchers' own full states (with declarations, events and frames the model opened, which
+    are not clean): wherever it says so, project returns the very state; and it says so for
+    most of the walk's states."""
+    from guard_support import byte_level_tokenizer
+    from luaguard.guard.automaton import PC_CLEAN, Automaton, projection_args, projection_is_identity
+    from luaguard.guard.matcher import path_space
+    from luaguard.guard.token_bytes import token_table
+
+    table = token_table(byte_level_tokenizer())
+    au = Automaton(path_space(project))
+    g = Guard(au, table)
+    rng = random.Random(41)
+    full = []
+    for m, _before in _random_matchers(g, project, rng, 12):
+        for _step in range(6):
+            full.append(m.cursor.state)
+            mask = m.mask()
+            m.consume(rng.choice([t for t in range(table.size) if mask.allows(t)]))
+            if m.finished:
+                break
+    walk_states = list(g.engine._tables.states)
+    unclean = [s for s in full if not au.projection_class(s) & PC_CLEAN]
+    assert unclean and any(s[6] is not None for s in unclean)  # declarations are never clean
+    said = 0
+    for s in walk_states + full:
+        pc = au.projection_class(s)
+        for keep in range(0, 8):
+            for ends in range(32):
+                for drop in range(16):
+                    nk, ne, nd = projection_args(pc, keep, ends, drop & 3)
+                    nd |= drop & 12
+                    if projection_is_identity(pc, nk, ne, nd):
+                        said += 1
+                        assert au.project(s, nk, ne, nd) is s, (s, keep, ends, drop)
+    clean = sum(1 for s in walk_states if au.projection_class(s) & PC_CLEAN)
+    assert clean > len(walk_states) // 2
+    assert said > 0

@@ -218,6 +218,18 @@ def projection_args(pclass: int, keep: int, ends: int, drop: int = 0) -> tuple[i
     return keep, ends & ((pclass >> 6) & 31), drop
 
 
+#: :meth:`Automaton.projection_class` bit: the state is its own projection (see there)
+PC_CLEAN = 1 << 13
+
+
+def projection_is_identity(pclass: int, keep: int, ends: int, drop: int) -> bool:
+    """Is ``project(s, keep, ends, drop)`` the state ``s`` itself, known from ``s``'s
+    projection class ``pclass`` alone, for arguments already normalised by
+    :func:`projection_args`?  (Conservative: ``False`` says nothing.)  The compiled walk
+    makes the same test (``is_identity`` in ``_walk.c``) before looking a projection up."""
+    return bool(pclass & PC_CLEAN) and keep >= (pclass & 63) and not drop and (not (pclass >> 6) & 31 or ends != 0)
+
+
 def initial_state(prev: int = P_NONE, stack: tuple = (), *, val: int = NOVAL, flags: int = 0, ifx: int = 0) -> tuple:
     """A state between tokens in code, after a token of class ``prev`` with ``stack`` open."""
     return (M_CODE, 0, prev, flags, val, stack, None, N_NONE, ifx, ())
@@ -311,11 +323,24 @@ class Automaton:
         0-5 the number of open frames ``n`` (at most 63; every ``keep >= n`` gives the same
         result), bits 6-10 the one ``END_*`` bit that can end the string or comment ``s`` is
         in (0 in code: ``ends`` is not read), bit 11 set when ``drop`` bit 1 can change
-        ``s`` (a value in code), bit 12 when ``drop`` bit 2 can (white-space flags in code).
-        The mask walk normalises its projection keys with it (:func:`projection_args`), so
-        that keys differing only in what cannot matter share one projection."""
+        ``s`` (a value in code), bit 12 when ``drop`` bit 2 can (white-space flags in code),
+        and bit 13 (:data:`PC_CLEAN`) when ``s`` is already projected: at most 62 frames, no
+        declaration bookkeeping, no events, no frame the model opened and no table frame
+        with a result, so that ``project(s, keep, ends, drop) is s`` whenever ``keep`` is at
+        least its frames, ``drop`` (normalised) is 0 and - in a string or comment - ``ends``
+        holds the byte that ends it (:func:`projection_is_identity`; tested).  The mask walk
+        normalises its projection keys with it (:func:`projection_args`), so that keys
+        differing only in what cannot matter share one projection, and skips the
+        projections it knows to be the state itself."""
         mode = s[MODE]
-        out = min(len(s[STACK]), 63)
+        stack = s[STACK]
+        out = min(len(stack), 63)
+        if s[DECL] is None and not s[EV] and len(stack) < 63:
+            for f in stack:
+                if f[2] or (f[0] == K_TABLE and f[1]):
+                    break
+            else:
+                out |= PC_CLEAN
         if mode >= M_STR and mode in _TEXT_MODES:
             out |= _text_end(s) << 6
         elif mode == M_CODE:

@@ -745,12 +745,13 @@ class _StateTables:
         self.bad_cls: dict[int, tuple[tuple[int, ...], bool]] = {}
 
     def intern(self, state: tuple) -> int:
-        """The id of ``state`` (a new one for a state not seen before)."""
-        sid = self.ids.get(state)
-        if sid is None:
-            sid = len(self.states)
+        """The id of ``state`` (a new one for a state not seen before).  One dictionary
+        operation either way: CPython does not cache a tuple's hash, and hashing a state
+        (its stack's frames nested inside) is most of what a look-up costs."""
+        n = len(self.states)
+        sid = self.ids.setdefault(state, n)
+        if sid == n:
             self.states.append(state)
-            self.ids[state] = sid
             self.free.append(self.automaton.free_kind(state))
             self.pclass.append(self.automaton.projection_class(state))
         return sid

@@ -831,6 +831,22 @@ def test_byte_classes_are_exact(project, grounded) -> None:
         assert checked[mode] >= 5, checked
 
 
+def test_code_byte_classes_join_operators_that_step_alike(project) -> None:
+    """Between tokens in code, the one-byte operators whose step reads nothing of the byte
+    share a class (one transition for all of them in the mask walk), and those that change
+    a declaration being read (`=`, `,`, `;`) keep their own; exactness for every state is
+    test_byte_classes_are_exact's."""
+    from luaguard.guard.automaton import Automaton, initial_state
+    from luaguard.guard.matcher import path_space
+
+    cmap = Automaton(path_space(project)).classes(initial_state())
+    assert len({cmap[b] for b in b"+*/%^#<>"}) == 1
+    assert len({cmap[b] for b in b"&|?"}) == 1
+    assert cmap[ord("<")] != cmap[ord("&")]
+    for b in b"=,;-.:":
+        assert cmap[b] == b
+
+
 # ------------------------------------------------------------------ the mask walk's speed-ups
 
 def _mask_facts(mask):

@@ -272,11 +272,18 @@ class Automaton:
         self._word_templates: dict[tuple, tuple[int, ...]] = {}
         self._step_memo: dict[tuple, tuple | None] = {}
         # classes between tokens in code: letters that start no keyword are alike, digits 1-9
-        # are alike, white space and line breaks are alike, rejected bytes are alike
+        # are alike, white space and line breaks are alike, rejected bytes are alike, and the
+        # one-byte operators whose step reads nothing of the byte are alike (`+*/%^#<>`: an
+        # operator after which an operand is expected; `&|?`: type operators - see _code and
+        # _operator, where only `=`, `,` and `;` change the declaration being read)
         classes = list(range(256))
         for b in range(256):
             c = _CLASS[b]
-            if c == C_IDSTART and _KW_NEXT.get((0, b), -1) < 0 and not (ids is not None and b == 0x49):
+            if b in _PRE_OPS and b != 0x3D and b != 0x2C:
+                classes[b] = 0x2B
+            elif b in _TYPE_OPS:
+                classes[b] = 0x26
+            elif c == C_IDSTART and _KW_NEXT.get((0, b), -1) < 0 and not (ids is not None and b == 0x49):
                 classes[b] = 0x5F
             elif c == C_DIGIT and b != 0x30:
                 classes[b] = 0x31

@@ -1001,9 +1001,9 @@ def test_compiled_walk_checks_the_tries_records(project) -> None:
     walker = engine._new_cwalker()  # (the records as built are accepted)
     assert walker is not None
     t = engine._tables
-    args = dict(free=t.free, pclass=t.pclass, trans_miss=t.trans_miss, trunc_miss=t.trunc_miss,
-                gproj_miss=t.gproj_miss, cmap_miss=t.cmap, bad_miss=t.bad_rejected, nodes=built[0], groups=built[1],
-                kids=built[2], span=engine._gspan)
+    args = dict(free=t.free, pclass=t.pclass, trans_miss=t.trans_miss, deleg_miss=t.deleg_miss,
+                trunc_miss=t.trunc_miss, gproj_miss=t.gproj_miss, cmap_miss=t.cmap, bad_miss=t.bad_rejected,
+                nodes=built[0], groups=built[1], kids=built[2], span=engine._gspan)
     for presize in (-1, 1 << 31):
         with pytest.raises(ValueError, match="presize"):
             V._CWalker(**args, presize=presize)
@@ -1258,3 +1258,54 @@ def test_projection_identity_is_known_from_the_projection_class(project) -> None
     clean = sum(1 for s in walk_states if au.projection_class(s) & PC_CLEAN)
     assert clean > len(walk_states) // 2
     assert said > 0
+
+
+def test_delegates_step_as_the_pending_token_does(project) -> None:
+    """Automaton.delegate (the compiled walk takes the transitions of a state right after
+    `.`, `..`, `:` or `-` from its delegate): from every state the walk met and every state
+    the matchers passed while reading sample files and declarations typed with `:`, each
+    byte that does not extend the pending token leads from the delegate where it leads
+    from the state, in each of the four modes; the states the walk met are all marked
+    PC_DELEG where they delegate."""
+    from collections import Counter
+
+    from luaguard.guard import automaton as AU
+    from guard_support import byte_level_tokenizer
+    from luaguard.guard.automaton import PC_DELEG, Automaton
+    from luaguard.guard.matcher import path_space
+    from luaguard.guard.token_bytes import token_table
+
+    table = token_table(byte_level_tokenizer())
+    au = Automaton(path_space(project))
+    g = Guard(au, table)
+    rng = random.Random(43)
+    full = set()
+    for m, _before in _random_matchers(g, project, rng, 12):
+        for _step in range(6):
+            full.add(m.cursor.state)
+            mask = m.mask()
+            m.consume(rng.choice([t for t in range(table.size) if mask.allows(t)]))
+            if m.finished:
+                break
+    text = ('local rs: ReplicatedStorage = game:GetService("ReplicatedStorage")\nlocal a, b: number = 1 - 2, 3 .. "x"\n'
+            'local r = rs.Shared:WaitForChild("Util") -- c\nlocal n = #rs:GetChildren() - 1\nprint(a .. b, -n)\n'
+            'local p = rs --[[c]].Shared\n')
+    bytewise = Guard(au, _table())  # one token a byte
+    cur = bytewise.start("")
+    for byte in text.encode():
+        full.add(cur.state)
+        nxt = bytewise.advance(cur, byte)
+        cur = nxt if nxt is not None else bytewise.start("")  # (`rs --[[c]].S`: rejected)
+    checked: Counter = Counter()
+    for s in set(g.engine._tables.states) | full:
+        got = au.delegate(s)
+        if got is None:
+            continue
+        assert au.projection_class(s) & PC_DELEG
+        d, special = got
+        for b in range(256):
+            if b not in special:
+                assert au.step(s, b) == au.step(d, b), (s, b)
+        checked[s[AU.MODE]] += 1
+    for mode in (AU.M_DOT1, AU.M_DOT2, AU.M_COLON, AU.M_DASH):
+        assert checked[mode] >= 3, checked

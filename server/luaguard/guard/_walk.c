@@ -46,7 +46,8 @@
  * per node instead of one Python int object per field, list and node). */
 #define WALKER_REFS(X)                                                                      \
     X(free_kinds, "free", 'l') X(pclass, "pclass", 'l')                                          \
-    X(trans_miss, "trans_miss", 'c') X(trunc_miss, "trunc_miss", 'c')                            \
+    X(trans_miss, "trans_miss", 'c') X(deleg_miss, "deleg_miss", 'c')                            \
+    X(trunc_miss, "trunc_miss", 'c')                                                               \
     X(gproj_miss, "gproj_miss", 'c') X(cmap_miss, "cmap_miss", 'c') X(bad_miss, "bad_miss", 'c') \
     X(node_recs, "nodes", 'b') X(group_recs, "groups", 'b') X(kid_recs, "kids", 'b')
 
@@ -189,7 +190,9 @@ typedef struct {
 typedef struct Level Level;
 
 /* the walker's tables: X(field, share of presize) */
-#define WALKER_MAPS(X) X(memo, 2, 1) X(gmemo, 2, 1) X(trans, 2, 0) X(trunc, 1, 0) X(gproj, 1, 0) X(cmaps, 1, 1) X(bad, 1, 0)
+#define WALKER_MAPS(X)                                                                                  \
+    X(memo, 2, 1) X(gmemo, 2, 1) X(trans, 2, 0) X(trunc, 1, 0) X(gproj, 1, 0) X(cmaps, 1, 1) X(bad, 1, 0) \
+    X(deleg, 1, 0)
 
 typedef struct {
     PyObject_HEAD
@@ -353,34 +356,90 @@ static Level *level_at(Walker *w, int d) {
     return w->levels[d];
 }
 
-/* MaskEngine._group: the accepted rank intervals of the children [k0, k1) from state sid */
-static PyObject *group(Walker *w, long long k0, long long k1, long long sid) {
-    PyObject *cmap;
-    {
-        long long got;
-        if (map_get(&w->cmaps, sid, &got)) {
-            cmap = (PyObject *)(intptr_t)got;
-            Py_INCREF(cmap);
-        } else {
-            PyObject *a = PyLong_FromLongLong(sid);
-            if (a == NULL)
-                return NULL;
-            PyObject *args[1] = {a};
-            cmap = PyObject_Vectorcall(w->cmap_miss, args, 1, NULL);
-            Py_DECREF(a);
-            if (cmap == NULL)
-                return NULL;
-            if (cmap != Py_None && (!PyTuple_Check(cmap) || PyTuple_GET_SIZE(cmap) != 256)) {
-                PyErr_SetString(PyExc_TypeError, "walk: byte classes must be a tuple of 256 ints or None");
-                Py_DECREF(cmap);
-                return NULL;
-            }
-            if (map_put(&w->cmaps, sid, (long long)(intptr_t)cmap) < 0) {
-                Py_DECREF(cmap);
-                return NULL;
-            }
+/* the byte classes of state sid (a tuple of 256 ints, or None): a new reference */
+static PyObject *cmap_of(Walker *w, long long sid) {
+    long long got;
+    if (map_get(&w->cmaps, sid, &got)) {
+        PyObject *cmap = (PyObject *)(intptr_t)got;
+        Py_INCREF(cmap);
+        return cmap;
+    }
+    PyObject *a = PyLong_FromLongLong(sid);
+    if (a == NULL)
+        return NULL;
+    PyObject *args[1] = {a};
+    PyObject *cmap = PyObject_Vectorcall(w->cmap_miss, args, 1, NULL);
+    Py_DECREF(a);
+    if (cmap == NULL)
+        return NULL;
+    if (cmap != Py_None && (!PyTuple_Check(cmap) || PyTuple_GET_SIZE(cmap) != 256)) {
+        PyErr_SetString(PyExc_TypeError, "walk: byte classes must be a tuple of 256 ints or None");
+        Py_DECREF(cmap);
+        return NULL;
+    }
+    if (map_put(&w->cmaps, sid, (long long)(intptr_t)cmap) < 0) {
+        Py_DECREF(cmap);
+        return NULL;
+    }
+    return cmap;
+}
+
+/* the class of byte b in class map cmap (a tuple of 256 ints, or None: b itself) */
+static inline long long class_in(PyObject *cmap, long long b) {
+    long long cls = cmap != Py_None ? PyLong_AsLongLong(PyTuple_GET_ITEM(cmap, b)) : b;
+    if (cls == -1 && PyErr_Occurred())
+        return -1;
+    if (cls < 0 || cls > 255) {
+        PyErr_Format(PyExc_ValueError, "walk: byte class %lld out of range", cls);
+        return -1;
+    }
+    return cls;
+}
+
+/* The state after byte class cls from state sid (-1: rejected) into *out; 0, or -1 with an
+ * exception.  A state right after `.`, `..`, `:` or `-` (projection class bit PC_DELEG) has
+ * a delegate (Automaton.delegate, asked once: _StateTables.deleg_miss packs its id and the
+ * bytes that extend the pending token): a class whose representative is not one of those
+ * bytes leads where it leads from the delegate, which states differing only in what the
+ * delegate drops share - their common transitions are computed once. */
+#define PC_DELEG (1LL << 14)
+static int trans_of(Walker *w, long long sid, long long cls, long long *out) {
+    long long key = (sid << 8) | cls;
+    if (map_get(&w->trans, key, out))
+        return 0;
+    if (item_ll(w->pclass, sid) & PC_DELEG) {
+        long long dv;
+        if (!map_get(&w->deleg, sid, &dv)) {
+            if (call_ll(w->deleg_miss, sid, 0, 1, &dv) < 0 || map_put(&w->deleg, sid, dv) < 0)
+                return -1;
+        }
+        int special = 0;
+        for (int i = 0; i < 3; i++) {
+            long long b = (dv >> (8 * i)) & 255;
+            special |= b != 0 && b == cls;
+        }
+        if (dv >= 0 && !special) {
+            long long dsid = dv >> 24;
+            PyObject *dm = cmap_of(w, dsid);
+            if (dm == NULL)
+                return -1;
+            long long dcls = class_in(dm, cls);
+            Py_DECREF(dm);
+            if (dcls < 0 || trans_of(w, dsid, dcls, out) < 0)
+                return -1;
+            return map_put(&w->trans, key, *out);
         }
     }
+    if (call_ll(w->trans_miss, sid, cls, 2, out) < 0)
+        return -1;
+    return map_put(&w->trans, key, *out);
+}
+
+/* MaskEngine._group: the accepted rank intervals of the children [k0, k1) from state sid */
+static PyObject *group(Walker *w, long long k0, long long k1, long long sid) {
+    PyObject *cmap = cmap_of(w, sid);
+    if (cmap == NULL)
+        return NULL;
     int has_cmap = cmap != Py_None;
     /* the transitions of this state by byte class, looked up once per call, and the
      * intervals found: the scratch of this recursion level (see Level) */
@@ -398,20 +457,13 @@ static PyObject *group(Walker *w, long long k0, long long k1, long long sid) {
     for (long long i = k0; i < k1; i++) {
         long long byte = w->kd[KID_REC * i], child = w->kd[KID_REC * i + 1];
         const int32_t *cr = w->nd + NODE_REC * child;
-        long long cls = has_cmap ? PyLong_AsLongLong(PyTuple_GET_ITEM(cmap, byte)) : byte;
-        if (PyErr_Occurred())
+        long long cls = has_cmap ? class_in(cmap, byte) : byte;
+        if (cls < 0)
             goto done;
-        if (cls < 0 || cls > 255) {
-            PyErr_Format(PyExc_ValueError, "walk: byte class %lld out of range", cls);
-            goto done;
-        }
         long long nsid = tr[cls];
         if (nsid == TR_UNKNOWN) {
-            long long key = (sid << 8) | cls;
-            if (!map_get(&w->trans, key, &nsid)) {
-                if (call_ll(w->trans_miss, sid, cls, 2, &nsid) < 0 || map_put(&w->trans, key, nsid) < 0)
-                    goto done;
-            }
+            if (trans_of(w, sid, cls, &nsid) < 0)
+                goto done;
             tr[cls] = nsid;
         }
         if (nsid < 0)

@@ -220,6 +220,9 @@ def projection_args(pclass: int, keep: int, ends: int, drop: int = 0) -> tuple[i
 
 #: :meth:`Automaton.projection_class` bit: the state is its own projection (see there)
 PC_CLEAN = 1 << 13
+#: :meth:`Automaton.projection_class` bit: :meth:`Automaton.delegate` may give a state
+PC_DELEG = 1 << 14
+_DELEGATING = frozenset({M_DOT1, M_DOT2, M_COLON, M_DASH})
 
 
 def projection_is_identity(pclass: int, keep: int, ends: int, drop: int) -> bool:
@@ -331,7 +334,8 @@ class Automaton:
         result), bits 6-10 the one ``END_*`` bit that can end the string or comment ``s`` is
         in (0 in code: ``ends`` is not read), bit 11 set when ``drop`` bit 1 can change
         ``s`` (a value in code), bit 12 when ``drop`` bit 2 can (white-space flags in code),
-        and bit 13 (:data:`PC_CLEAN`) when ``s`` is already projected: at most 62 frames, no
+        bit 14 (:data:`PC_DELEG`) when :meth:`delegate` may give a state for ``s`` (right
+        after ``.``, ``..``, ``:`` or ``-``), and bit 13 (:data:`PC_CLEAN`) when ``s`` is already projected: at most 62 frames, no
         declaration bookkeeping, no events, no frame the model opened and no table frame
         with a result, so that ``project(s, keep, ends, drop) is s`` whenever ``keep`` is at
         least its frames, ``drop`` (normalised) is 0 and - in a string or comment - ``ends``
@@ -348,6 +352,8 @@ class Automaton:
                     break
             else:
                 out |= PC_CLEAN
+        if mode in _DELEGATING:
+            out |= PC_DELEG
         if mode >= M_STR and mode in _TEXT_MODES:
             out |= _text_end(s) << 6
         elif mode == M_CODE:
@@ -426,6 +432,47 @@ class Automaton:
         if e is not None and e[MODE] == M_CODE and e[FLAGS]:
             e = (M_CODE, 0, e[PREV], 0) + e[VAL:]
         return e
+
+    def delegate(self, s: tuple) -> tuple[tuple, bytes] | None:
+        """For a state right after ``.``, ``..``, ``:`` or ``-`` (a token that the next byte
+        may still extend): ``(d, special)`` such that ``step(s, b) == step(d, b)`` for every
+        byte ``b`` not in ``special`` (the bytes that extend the token: ``..``, ``...``,
+        ``..=``, ``::``, ``--``, ``->``, ``-=``), for the mask walk's steps (``how`` without
+        :data:`LENIENT`); ``None`` where there is no such state or ``s`` is in another mode.
+        ``d`` is the state the pending token's step continues from (see :meth:`_dot1`,
+        :meth:`_dot2`, :meth:`_colon`, :meth:`_dash`, which it mirrors): code after the
+        ``..`` or ``-`` operator, code after a ``:`` that is no method call, or the name that
+        follows ``.``/``:`` on a name or call.  States that differ in what ``d`` drops (the
+        previous token, the value, white space) share ``d``, so the mask walk computes the
+        transitions they have in common once (tested byte by byte)."""
+        mode = s[MODE]
+        prev, val, stack, decl, ifx, ev = s[PREV], s[VAL], s[STACK], s[DECL], s[IFX], s[EV]
+        if mode == M_DOT2:
+            return self._operator(prev, val, stack, decl, ifx, ev, P_PRE, 0), b".="
+        if mode == M_DASH:
+            return self._operator(prev, val, stack, decl, ifx, ev, P_PRE, 0x2D), b"->="
+        named = prev == P_NAME or prev == P_CALLABLE
+        if mode == M_DOT1:
+            if not named or val == POISON:
+                return None
+            if val >= 0:
+                table = self.space.table(val, KIND_DOT)
+                if self.space.get_table(table).empty:
+                    return None
+                pay = (table, 0, 0, val, 0, 0)
+            else:
+                pay = (-1, 0, 0, NOVAL, 0, 0)
+            return (M_NAME, pay, P_NONE, 0, NOVAL, stack, decl, N_NONE, ifx, ev), b"."
+        if mode == M_COLON:
+            if prev == P_STRING or prev == P_VAL:
+                return None
+            if decl is not None and decl[0] == D_AFTER_NAME and len(stack) == decl[3]:
+                decl = (D_TYPE, decl[1], 0, decl[3], 0, decl[5])
+            if named:
+                pay = (self.space.method_table, 0, 2, val, 0, 0) if val >= 0 else (-1, 0, 2, val, 0, 0)
+                return (M_NAME, pay, P_NONE, 0, NOVAL, stack, decl, N_NONE, ifx, ev), b":"
+            return (M_CODE, 0, P_OTHER, 0, NOVAL, stack, decl, N_NONE, ifx, ev), b":"
+        return None
 
     @staticmethod
     def pending_pops(s: tuple) -> int:

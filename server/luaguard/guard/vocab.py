@@ -722,7 +722,11 @@ class _StateTables:
     ``(sid << 12) | projection key`` to the projected state's id, ``cmaps`` a state id to its
     byte classes, ``bad`` to whether it rejects every non-code byte.  With ``store=False``
     (an engine whose walk is compiled: the walker keeps those in tables of its own) ``trans``,
-    ``trunc`` and ``gproj`` stay empty.  It holds no reference to its engine."""
+    ``trunc`` and ``gproj`` stay empty.  The compiled walk also skips the projections a
+    state's projection class says are the state itself, and takes the transitions of a state
+    right after ``.``, ``..``, ``:`` or ``-`` from its delegate (:meth:`deleg_miss`); the
+    Python walk computes those directly, with the same results.  It holds no reference to
+    its engine."""
 
     __slots__ = ("automaton", "stats", "store", "ids", "states", "free", "pclass", "trans", "trunc", "gproj", "cmaps",
                  "bad", "bad_cls")
@@ -774,6 +778,22 @@ class _StateTables:
         if self.store:
             self.trans[(sid << 8) | cls] = nsid
         return nsid
+
+    def deleg_miss(self, sid: int) -> int:
+        """State ``sid``'s :meth:`~.automaton.Automaton.delegate` for the compiled walk: -1
+        when it has none, else the delegate's id shifted left by 24 bits with the special
+        bytes (at most three, none of them 0) in the low 24.  The walk takes a transition
+        of ``sid`` on a byte class whose representative is not special from the delegate
+        (on the delegate's own class of that byte): exact, because the representative
+        leads where the class's bytes lead, and the delegate leads there too."""
+        got = self.automaton.delegate(self.states[sid])
+        if got is None:
+            return -1
+        d, special = got
+        packed = 0
+        for i, b in enumerate(special):
+            packed |= b << (8 * i)
+        return (self.intern(d) << 24) | packed
 
     def trunc_miss(self, nsid: int, pk: int) -> int:
         """State ``nsid`` projected for a child with projection key ``pk`` (stored)."""
@@ -883,7 +903,8 @@ class MaskEngine:
         nodes, groups, kids = self.trie.records
         presize = min(WALK_PRESIZE_LARGE, max(WALK_PRESIZE_SMALL, 16 * self.table.size))
         return _CWalker(
-            free=t.free, pclass=t.pclass, trans_miss=t.trans_miss, trunc_miss=t.trunc_miss, gproj_miss=t.gproj_miss,
+            free=t.free, pclass=t.pclass, trans_miss=t.trans_miss, deleg_miss=t.deleg_miss, trunc_miss=t.trunc_miss,
+            gproj_miss=t.gproj_miss,
             cmap_miss=t.cmap, bad_miss=t.bad_rejected, nodes=nodes, groups=groups, kids=kids, span=self._gspan,
             presize=presize)
 

@@ -1002,7 +1002,7 @@ def test_compiled_walk_checks_the_tries_records(project) -> None:
     assert walker is not None
     t = engine._tables
     args = dict(free=t.free, pclass=t.pclass, trans_miss=t.trans_miss, deleg_miss=t.deleg_miss,
-                trunc_miss=t.trunc_miss, gproj_miss=t.gproj_miss, cmap_miss=t.cmap, bad_miss=t.bad_rejected,
+                trunc_miss=t.trunc_miss, gproj_miss=t.gproj_miss, cmap_miss=t.cmap, bad_bytes=V._BAD_BYTES,
                 nodes=built[0], groups=built[1], kids=built[2], span=engine._gspan)
     for presize in (-1, 1 << 31):
         with pytest.raises(ValueError, match="presize"):

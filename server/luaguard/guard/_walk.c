@@ -48,7 +48,7 @@
     X(free_kinds, "free", 'l') X(pclass, "pclass", 'l')                                          \
     X(trans_miss, "trans_miss", 'c') X(deleg_miss, "deleg_miss", 'c')                            \
     X(trunc_miss, "trunc_miss", 'c')                                                               \
-    X(gproj_miss, "gproj_miss", 'c') X(cmap_miss, "cmap_miss", 'c') X(bad_miss, "bad_miss", 'c') \
+    X(gproj_miss, "gproj_miss", 'c') X(cmap_miss, "cmap_miss", 'c') X(bad_bytes, "bad_bytes", 'b') \
     X(node_recs, "nodes", 'b') X(group_recs, "groups", 'b') X(kid_recs, "kids", 'b')
 
 /* a node's record: first rank below it, end rank, tokens ending at it, projection key of a
@@ -435,6 +435,43 @@ static int trans_of(Walker *w, long long sid, long long cls, long long *out) {
     return map_put(&w->trans, key, *out);
 }
 
+/* _StateTables.bad_rejected: 1 when state sid rejects every byte of bad_bytes (the bytes
+ * rejected anywhere in code: they are one class of its byte classes, and the walk's
+ * transition on that class is a rejection), else 0; -1 with an exception.  (In C since the
+ * transition is then the walk's own, delegated or cached: a call-back did a Python step.) */
+static long long bad_of(Walker *w, long long sid) {
+    PyObject *cmap = cmap_of(w, sid);
+    if (cmap == NULL)
+        return -1;
+    long long got = 0;
+    if (cmap != Py_None) {
+        long long rep = class_in(cmap, 0x80);
+        const unsigned char *bb = (const unsigned char *)PyBytes_AS_STRING(w->bad_bytes);
+        Py_ssize_t n = PyBytes_GET_SIZE(w->bad_bytes);
+        int one = 1;
+        for (Py_ssize_t i = 0; rep >= 0 && one && i < n; i++) {
+            long long c = class_in(cmap, bb[i]);
+            if (c < 0)
+                rep = -1;
+            one = c == rep;
+        }
+        if (rep < 0) { /* (class_in set the exception) */
+            Py_DECREF(cmap);
+            return -1;
+        }
+        if (one) {
+            long long nsid;
+            if (trans_of(w, sid, rep, &nsid) < 0) {
+                Py_DECREF(cmap);
+                return -1;
+            }
+            got = nsid < 0;
+        }
+    }
+    Py_DECREF(cmap);
+    return got;
+}
+
 /* MaskEngine._group: the accepted rank intervals of the children [k0, k1) from state sid */
 static PyObject *group(Walker *w, long long k0, long long k1, long long sid) {
     PyObject *cmap = cmap_of(w, sid);
@@ -549,7 +586,7 @@ static PyObject *walk(Walker *w, long long node, long long sid) {
         long long gk = g[0];
         if (gk & G_BAD) {
             if (bad < 0 && !map_get(&w->bad, sid, &bad)) {
-                if (call_ll(w->bad_miss, sid, 0, 1, &bad) < 0 || map_put(&w->bad, sid, bad) < 0)
+                if ((bad = bad_of(w, sid)) < 0 || map_put(&w->bad, sid, bad) < 0)
                     goto fail;
             }
             if (bad)

@@ -128,6 +128,7 @@ _OBS = frozenset(b".:[(\"'{}")
 #: bytes that are never code (non-ASCII, control characters other than white space): one
 #: byte class wherever the automaton has byte classes
 _BAD = frozenset(b for b in range(256) if _CLASS[b] == C_BAD)
+_BAD_BYTES = bytes(sorted(_BAD))  # (for the compiled walk)
 _G_BAD = 1 << 13  # group key bit: the group's bytes are all in _BAD
 #: token layers, by whether the first byte is an identifier byte (layers 0-5) or not (6-11:
 #: such a token ends an identifier or name being read, see MaskEngine._layer_sids), how many
@@ -905,7 +906,7 @@ class MaskEngine:
         return _CWalker(
             free=t.free, pclass=t.pclass, trans_miss=t.trans_miss, deleg_miss=t.deleg_miss, trunc_miss=t.trunc_miss,
             gproj_miss=t.gproj_miss,
-            cmap_miss=t.cmap, bad_miss=t.bad_rejected, nodes=nodes, groups=groups, kids=kids, span=self._gspan,
+            cmap_miss=t.cmap, bad_bytes=_BAD_BYTES, nodes=nodes, groups=groups, kids=kids, span=self._gspan,
             presize=presize)
 
     def memo_entries(self) -> int:

@@ -900,6 +900,36 @@ def test_compiled_walk_is_built_and_gives_the_python_walks_masks(project, monkey
     assert g.engine.memo_entries() == ref.memo_entries() > 4 * 64
 
 
+def test_compiled_walk_skips_non_code_bytes_only_where_they_are_rejected(project) -> None:
+    """The compiled walk decides itself whether a state rejects every byte that is never
+    code (non-ASCII and control bytes: the tokens made of them are then skipped whole): in
+    code they are rejected, inside strings, comments and long brackets they are text - the
+    same masks as the Python walk, with every single byte a token, and the tokens skipped
+    in code (as many trie nodes walked as the Python walk)."""
+    import os
+
+    import luaguard.guard.vocab as V
+    from luaguard.guard.automaton import Automaton
+    from luaguard.guard.matcher import path_space
+
+    if os.environ.get(V.PURE_PYTHON_ENV) or V._CWalker is None:
+        pytest.skip("the compiled walk is not in use")
+    table = _table(EXTRA + ["é".encode(), "\u00e9t\u00e9".encode(), b"\xff\xfe"])
+    au = Automaton(path_space(project))
+    g = Guard(au, table)
+    ref = V.MaskEngine(au, table, compiled=False)
+    assert g.engine.compiled
+    cases = {'local s = "': True, "local s = '": True, "-- a ": True, "--[[ a ": True, "local s = [[": True,
+             "local s = `": True, "local s = 1 ": False, "local s = game.": False, 'print(game:GetService("': False}
+    for prompt, text in cases.items():
+        state = g.start(prompt).state
+        got, want = g.engine.mask_after(state), ref.mask_after(state)
+        assert _mask_facts(got) == _mask_facts(want), prompt
+        assert got.allows(0xC3) == text and got.allows(257 + len(EXTRA)) == text, prompt
+        # and it skips them where the Python walk does (in code): both walk as many nodes
+        assert g.engine.stats["walks"] == ref.stats["walks"], prompt
+
+
 def test_shared_name_positions_change_no_mask(project) -> None:
     """Positions inside names shared between tables with the same names below (and names
     read without the value they are read on) accept exactly the bytes the unshared ones do:

@@ -209,6 +209,8 @@ typedef struct {
     Level **levels; /* per recursion level, made on first use (level_at) */
     int nlevels;
     Buf all; /* walk's scratch for merging its groups' intervals */
+    long long *info;  /* per state id: its free kinds and projection class, copied from the */
+    Py_ssize_t ninfo, infocap; /* lists as they grow (state_info): no Python int read per child */
 } Walker;
 
 
@@ -299,6 +301,43 @@ static inline int call_ll(PyObject *fn, long long a, long long b, int nargs, lon
 }
 
 static PyObject *walk(Walker *w, long long node, long long sid);
+
+/* the free kinds and the projection class of state sid (the lists free and pclass, which
+ * only grow, copied into the walker's array on first need); -1 with an exception */
+static int state_info(Walker *w, long long sid, long long *fk, long long *pc) {
+    if (sid >= w->ninfo) {
+        Py_ssize_t n = PyList_GET_SIZE(w->free_kinds);
+        if (PyList_GET_SIZE(w->pclass) < n)
+            n = PyList_GET_SIZE(w->pclass);
+        if (sid < 0 || sid >= n) {
+            PyErr_Format(PyExc_IndexError, "walk: state %lld has no free kinds or projection class", sid);
+            return -1;
+        }
+        if (n > w->infocap) {
+            Py_ssize_t cap = w->infocap ? w->infocap : 1024;
+            while (cap < n)
+                cap *= 2;
+            long long *v = (long long *)PyMem_Realloc(w->info, (size_t)cap * 2 * sizeof(long long));
+            if (v == NULL) {
+                PyErr_NoMemory();
+                return -1;
+            }
+            w->info = v;
+            w->infocap = cap;
+        }
+        for (Py_ssize_t i = w->ninfo; i < n; i++) {
+            long long a = item_ll(w->free_kinds, i), b = item_ll(w->pclass, i);
+            if ((a == -1 || b == -1) && PyErr_Occurred())
+                return -1;
+            w->info[2 * i] = a;
+            w->info[2 * i + 1] = b;
+        }
+        w->ninfo = n;
+    }
+    *fk = w->info[2 * sid];
+    *pc = w->info[2 * sid + 1];
+    return 0;
+}
 
 /* the pairs of a result (see buf_result) appended to b; the first joined to b's last */
 static int buf_extend(Buf *b, PyObject *res, int join_first) {
@@ -407,7 +446,10 @@ static int trans_of(Walker *w, long long sid, long long cls, long long *out) {
     long long key = (sid << 8) | cls;
     if (map_get(&w->trans, key, out))
         return 0;
-    if (item_ll(w->pclass, sid) & PC_DELEG) {
+    long long fk, pc;
+    if (state_info(w, sid, &fk, &pc) < 0)
+        return -1;
+    if (pc & PC_DELEG) {
         long long dv;
         if (!map_get(&w->deleg, sid, &dv)) {
             if (call_ll(w->deleg_miss, sid, 0, 1, &dv) < 0 || map_put(&w->deleg, sid, dv) < 0)
@@ -506,14 +548,15 @@ static PyObject *group(Walker *w, long long k0, long long k1, long long sid) {
         if (nsid < 0)
             continue;
         if (cr[N_KIDS]) {
-            long long fast = item_ll(w->free_kinds, nsid);
+            long long fast, npc;
+            if (state_info(w, nsid, &fast, &npc) < 0)
+                goto done;
             if (fast && (cr[N_PLAIN] & fast)) {
                 if (buf_join(out, cr[N_LO], cr[N_HI]) < 0)
                     goto done;
                 continue;
             }
             long long pk = cr[N_PROJ], keep = pk >> 5, ends = pk & 31, nodrop = 0;
-            long long npc = item_ll(w->pclass, nsid);
             norm_args(npc, &keep, &ends, &nodrop);
             pk = (keep << 5) | ends;
             long long csid = nsid, key = (nsid << 12) | pk;
@@ -580,7 +623,9 @@ static PyObject *walk(Walker *w, long long node, long long sid) {
     }
     long long g0 = nr[N_GFIRST], ng = nr[N_GEND] - g0;
     long long bad = -1;
-    long long pc = item_ll(w->pclass, sid);
+    long long pc, sfk;
+    if (state_info(w, sid, &sfk, &pc) < 0)
+        goto fail;
     for (long long gi = 0; gi < ng; gi++) {
         const int32_t *g = w->gr + GROUP_REC * (g0 + gi);
         long long gk = g[0];
@@ -711,6 +756,9 @@ static void free_levels(Walker *w) {
     PyMem_Free(w->all.v);
     w->all.v = NULL;
     w->all.n = w->all.cap = 0;
+    PyMem_Free(w->info);
+    w->info = NULL;
+    w->ninfo = w->infocap = 0;
 }
 
 static void Walker_dealloc(Walker *w) {
@@ -818,6 +866,7 @@ static int Walker_init(Walker *w, PyObject *args, PyObject *kwds) {
     w->walks = 0;
     w->memo_hits = 0;
     w->depth = 0;
+    w->ninfo = 0; /* (new lists: copied again) */
     return 0;
 }
 

@@ -334,15 +334,16 @@ class Automaton:
         result), bits 6-10 the one ``END_*`` bit that can end the string or comment ``s`` is
         in (0 in code: ``ends`` is not read), bit 11 set when ``drop`` bit 1 can change
         ``s`` (a value in code), bit 12 when ``drop`` bit 2 can (white-space flags in code),
-        bit 14 (:data:`PC_DELEG`) when :meth:`delegate` may give a state for ``s`` (right
-        after ``.``, ``..``, ``:`` or ``-``), and bit 13 (:data:`PC_CLEAN`) when ``s`` is already projected: at most 62 frames, no
+        bit 13 (:data:`PC_CLEAN`) when ``s`` is already projected - at most 62 frames, no
         declaration bookkeeping, no events, no frame the model opened and no table frame
         with a result, so that ``project(s, keep, ends, drop) is s`` whenever ``keep`` is at
-        least its frames, ``drop`` (normalised) is 0 and - in a string or comment - ``ends``
-        holds the byte that ends it (:func:`projection_is_identity`; tested).  The mask walk
-        normalises its projection keys with it (:func:`projection_args`), so that keys
-        differing only in what cannot matter share one projection, and skips the
-        projections it knows to be the state itself."""
+        least its frames, ``drop`` (normalised) is 0 and, in a string or comment, ``ends``
+        holds the byte that ends it (:func:`projection_is_identity`; tested) - and bit 14
+        (:data:`PC_DELEG`) when :meth:`delegate` may give a state for ``s`` (right after
+        ``.``, ``..``, ``:`` or ``-``).  The mask walk normalises its projection keys with it
+        (:func:`projection_args`), so that keys differing only in what cannot matter share
+        one projection, skips the projections it knows to be the state itself, and asks
+        delegating states for their delegate."""
         mode = s[MODE]
         stack = s[STACK]
         out = min(len(stack), 63)
@@ -446,32 +447,16 @@ class Automaton:
         previous token, the value, white space) share ``d``, so the mask walk computes the
         transitions they have in common once (tested byte by byte)."""
         mode = s[MODE]
-        prev, val, stack, decl, ifx, ev = s[PREV], s[VAL], s[STACK], s[DECL], s[IFX], s[EV]
         if mode == M_DOT2:
-            return self._operator(prev, val, stack, decl, ifx, ev, P_PRE, 0), b".="
+            return self._binary_operator(s, 0), b".="
         if mode == M_DASH:
-            return self._operator(prev, val, stack, decl, ifx, ev, P_PRE, 0x2D), b"->="
-        named = prev == P_NAME or prev == P_CALLABLE
+            return self._binary_operator(s, 0x2D), b"->="
+        prev = s[PREV]
         if mode == M_DOT1:
-            if not named or val == POISON:
-                return None
-            if val >= 0:
-                table = self.space.table(val, KIND_DOT)
-                if self.space.get_table(table).empty:
-                    return None
-                pay = (table, 0, 0, val, 0, 0)
-            else:
-                pay = (-1, 0, 0, NOVAL, 0, 0)
-            return (M_NAME, pay, P_NONE, 0, NOVAL, stack, decl, N_NONE, ifx, ev), b"."
-        if mode == M_COLON:
-            if prev == P_STRING or prev == P_VAL:
-                return None
-            if decl is not None and decl[0] == D_AFTER_NAME and len(stack) == decl[3]:
-                decl = (D_TYPE, decl[1], 0, decl[3], 0, decl[5])
-            if named:
-                pay = (self.space.method_table, 0, 2, val, 0, 0) if val >= 0 else (-1, 0, 2, val, 0, 0)
-                return (M_NAME, pay, P_NONE, 0, NOVAL, stack, decl, N_NONE, ifx, ev), b":"
-            return (M_CODE, 0, P_OTHER, 0, NOVAL, stack, decl, N_NONE, ifx, ev), b":"
+            d = self._dot_name(s, 0) if prev == P_NAME or prev == P_CALLABLE else None
+            return None if d is None else (d, b".")
+        if mode == M_COLON and prev != P_STRING and prev != P_VAL:
+            return self._after_colon(s), b":"
         return None
 
     @staticmethod
@@ -1352,24 +1337,33 @@ class Automaton:
             stack, decl, ev = self._operand(after, prev, val, s[STACK], s[DECL], s[EV])
             return (M_NUM, (PH1, S_F), P_NONE, 0, NOVAL, stack, decl, N_NONE, s[IFX], ev)
         if prev == P_NAME or prev == P_CALLABLE:
-            if val == POISON:
-                if not lenient:
-                    return None
-                # reading a prompt: the chain stays unknown to the guard
-                pay = (-1, 0, 0, POISON, 0, 0)
-            elif val >= 0:
-                table = self.space.table(val, KIND_DOT)
-                if self.space.get_table(table).empty:
-                    if not lenient:
-                        return None
-                    table = -1
-                pay = (table, 0, 0, val, 0, 0)
-            else:
-                pay = (-1, 0, 0, NOVAL, 0, 0)
-            return self._name((M_NAME, pay, P_NONE, 0, NOVAL, s[STACK], s[DECL], N_NONE, s[IFX], s[EV]), b, how)
+            name = self._dot_name(s, lenient)
+            return None if name is None else self._name(name, b, how)
         if not lenient:
             return None
         return self._code(P_OTHER, 0, NOVAL, s[STACK], s[DECL], N_NONE, s[IFX], s[EV], b, how)
+
+    def _dot_name(self, s, lenient):
+        """The state before the name that follows ``.`` on a name or call (``s`` right after
+        the ``.``), or ``None`` where no name may follow (a value the guard cannot know, or
+        an instance without children or members) - when reading a prompt (``lenient``) the
+        name is then read as unknown.  Shared by :meth:`_dot1` and :meth:`delegate`."""
+        val = s[VAL]
+        if val == POISON:
+            if not lenient:
+                return None
+            # reading a prompt: the chain stays unknown to the guard
+            pay = (-1, 0, 0, POISON, 0, 0)
+        elif val >= 0:
+            table = self.space.table(val, KIND_DOT)
+            if self.space.get_table(table).empty:
+                if not lenient:
+                    return None
+                table = -1
+            pay = (table, 0, 0, val, 0, 0)
+        else:
+            pay = (-1, 0, 0, NOVAL, 0, 0)
+        return (M_NAME, pay, P_NONE, 0, NOVAL, s[STACK], s[DECL], N_NONE, s[IFX], s[EV])
 
     def _dot2(self, s, b, how):
         prev, flags = s[PREV], s[FLAGS]
@@ -1383,8 +1377,14 @@ class Automaton:
             return (M_CODE, 0, P_VAL, 0, NOVAL, stack, decl, N_NONE, s[IFX], ev)
         if b == 0x3D:  # ..=
             return self._operator(prev, s[VAL], s[STACK], s[DECL], s[IFX], s[EV], P_PRE, 0)
-        st = self._operator(prev, s[VAL], s[STACK], s[DECL], s[IFX], s[EV], P_PRE, 0)
+        st = self._binary_operator(s, 0)
         return self._code(P_PRE, 0, NOVAL, st[STACK], st[DECL], N_NONE, st[IFX], st[EV], b, how)
+
+    def _binary_operator(self, s, b):
+        """The state in code after the pending ``..`` (``b`` 0) or ``-`` (``b`` ``-``) of ``s``
+        turned out to be the operator itself (the next byte does not extend it).  Shared by
+        :meth:`_dot2`, :meth:`_dash` and :meth:`delegate`."""
+        return self._operator(s[PREV], s[VAL], s[STACK], s[DECL], s[IFX], s[EV], P_PRE, b)
 
     def _colon(self, s, b, how):
         prev, val = s[PREV], s[VAL]
@@ -1397,16 +1397,24 @@ class Automaton:
             return (M_CODE, 0, P_OTHER, 0, NOVAL, stack, decl, N_NONE, s[IFX], ev)
         if (prev == P_STRING or prev == P_VAL) and not lenient:
             return None  # `"x":len()` / `5:f()`: only a name or a call result has methods
+        after = self._after_colon(s)
+        if after[MODE] == M_NAME:
+            return self._name(after, b, how)
+        return self._code(P_OTHER, 0, NOVAL, after[STACK], after[DECL], N_NONE, after[IFX], after[EV], b, how)
+
+    def _after_colon(self, s):
+        """The state a single ``:`` of ``s`` leads to (the next byte does not make ``::``):
+        after a name or call, before a method name (``x:Name(``) or, when no name follows,
+        a type annotation (``x: {``); elsewhere code after the ``:``.  A declaration being
+        read after its name (``local x:``) expects its type from here.  Shared by
+        :meth:`_colon` and :meth:`delegate`."""
+        prev, val, stack, decl = s[PREV], s[VAL], s[STACK], s[DECL]
         if decl is not None and decl[0] == D_AFTER_NAME and len(stack) == decl[3]:
             decl = (D_TYPE, decl[1], 0, decl[3], 0, decl[5])
         if prev == P_NAME or prev == P_CALLABLE:
-            # a method name (`x:Name(`) or, when no name follows, a type annotation (`x: {`)
-            if val >= 0:
-                pay = (self.space.method_table, 0, 2, val, 0, 0)
-            else:
-                pay = (-1, 0, 2, val, 0, 0)
-            return self._name((M_NAME, pay, P_NONE, 0, NOVAL, stack, decl, N_NONE, s[IFX], ev), b, how)
-        return self._code(P_OTHER, 0, NOVAL, stack, decl, N_NONE, s[IFX], ev, b, how)
+            pay = (self.space.method_table, 0, 2, val, 0, 0) if val >= 0 else (-1, 0, 2, val, 0, 0)
+            return (M_NAME, pay, P_NONE, 0, NOVAL, stack, decl, N_NONE, s[IFX], s[EV])
+        return (M_CODE, 0, P_OTHER, 0, NOVAL, stack, decl, N_NONE, s[IFX], s[EV])
 
     def _dash(self, s, b, how):
         prev, val = s[PREV], s[VAL]
@@ -1418,7 +1426,7 @@ class Automaton:
             return self._operator(prev, val, s[STACK], s[DECL], s[IFX], s[EV], P_OTHER, 0)
         if b == 0x3D:  # -=
             return self._operator(prev, val, s[STACK], s[DECL], s[IFX], s[EV], P_PRE, 0)
-        st = self._operator(prev, val, s[STACK], s[DECL], s[IFX], s[EV], P_PRE, 0x2D)
+        st = self._binary_operator(s, 0x2D)
         return self._code(P_PRE, 0, NOVAL, st[STACK], st[DECL], N_NONE, st[IFX], st[EV], b, how)
 
     @staticmethod

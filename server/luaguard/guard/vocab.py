@@ -65,8 +65,10 @@ from .automaton import (
     F_NSTR,
     F_SQ,
     F_BLANK,
+    PC_DELEG,
     Automaton,
     projection_args,
+    projection_is_identity,
 )
 from .placeholders import BANNED, PhraseMatcher, comment_matcher, string_matcher
 from .token_bytes import TokenTable
@@ -723,14 +725,13 @@ class _StateTables:
     ``(sid << 12) | projection key`` to the projected state's id, ``cmaps`` a state id to its
     byte classes, ``bad`` to whether it rejects every non-code byte.  With ``store=False``
     (an engine whose walk is compiled: the walker keeps those in tables of its own) ``trans``,
-    ``trunc`` and ``gproj`` stay empty.  The compiled walk also skips the projections a
-    state's projection class says are the state itself, and takes the transitions of a state
-    right after ``.``, ``..``, ``:`` or ``-`` from its delegate (:meth:`deleg_miss`); the
-    Python walk computes those directly, with the same results.  It holds no reference to
-    its engine."""
+    ``trunc`` and ``gproj`` stay empty.  Both walks skip the projections a state's
+    projection class says are the state itself, and take the transitions of a state right
+    after ``.``, ``..``, ``:`` or ``-`` from its delegate (:meth:`deleg_miss`,
+    :meth:`trans_of`).  It holds no reference to its engine."""
 
     __slots__ = ("automaton", "stats", "store", "ids", "states", "free", "pclass", "trans", "trunc", "gproj", "cmaps",
-                 "bad", "bad_cls")
+                 "bad", "bad_cls", "deleg")
 
     def __init__(self, automaton: Automaton, stats: dict[str, int], store: bool = True) -> None:
         self.automaton = automaton
@@ -748,6 +749,7 @@ class _StateTables:
         self.cmaps: dict[int, tuple[int, ...] | None] = {}
         self.bad: dict[int, int] = {}
         self.bad_cls: dict[int, tuple[tuple[int, ...], bool]] = {}
+        self.deleg: dict[int, int] = {}  # state id -> deleg_miss (the Python walk's)
 
     def intern(self, state: tuple) -> int:
         """The id of ``state`` (a new one for a state not seen before).  One dictionary
@@ -779,6 +781,27 @@ class _StateTables:
         if self.store:
             self.trans[(sid << 8) | cls] = nsid
         return nsid
+
+    def trans_of(self, sid: int, cls: int) -> int:
+        """The Python walk's transition on a miss of ``trans``: from the delegate when the
+        state has one and ``cls`` does not extend its pending token (as ``trans_of`` in
+        ``_walk.c``), else :meth:`trans_miss`; stored either way."""
+        if self.pclass[sid] & PC_DELEG:
+            dv = self.deleg.get(sid)
+            if dv is None:
+                dv = self.deleg[sid] = self.deleg_miss(sid)
+            special = cls != 0 and cls in (dv & 255, (dv >> 8) & 255, (dv >> 16) & 255)
+            if dv >= 0 and not special:
+                dsid = dv >> 24
+                dmap = self.cmap(dsid)
+                dcls = dmap[cls] if dmap is not None else cls
+                nsid = self.trans.get((dsid << 8) | dcls)
+                if nsid is None:
+                    nsid = self.trans_of(dsid, dcls)
+                if self.store:
+                    self.trans[(sid << 8) | cls] = nsid
+                return nsid
+        return self.trans_miss(sid, cls)
 
     def deleg_miss(self, sid: int) -> int:
         """State ``sid``'s :meth:`~.automaton.Automaton.delegate` for the compiled walk: -1
@@ -1107,10 +1130,13 @@ class MaskEngine:
                     continue
             # the group's projection key without what cannot matter for this state
             need, ends, drop = projection_args(pc, (gk >> 7) & 63, gk & 31, (gk >> 5) & 3)
-            pk = (need << 7) | (drop << 5) | ends
-            gsid = gproj.get((sid << 14) | pk)
-            if gsid is None:
-                gsid = t.gproj_miss(sid, pk)
+            if projection_is_identity(pc, need, ends, drop):
+                gsid = sid
+            else:
+                pk = (need << 7) | (drop << 5) | ends
+                gsid = gproj.get((sid << 14) | pk)
+                if gsid is None:
+                    gsid = t.gproj_miss(sid, pk)
             mk = (gsid * trie.nodes + node) * span + gi
             r = gmemo.get(mk)
             if r is None:
@@ -1142,7 +1168,7 @@ class MaskEngine:
             cls = cmap[byte] if cmap is not None else byte
             nsid = trans.get((sid << 8) | cls)
             if nsid is None:
-                nsid = t.trans_miss(sid, cls)
+                nsid = t.trans_of(sid, cls)
             if nsid < 0:
                 continue
             if children[child]:
@@ -1156,11 +1182,15 @@ class MaskEngine:
                         out.append((a, hi[child]))
                     continue
                 pk = proj[child]
-                keep, ends, _drop = projection_args(pclass[nsid], pk >> 5, pk & 31)
-                pk = (keep << 5) | ends
-                csid = trunc.get((nsid << 12) | pk)
-                if csid is None:
-                    csid = t.trunc_miss(nsid, pk)
+                npc = pclass[nsid]
+                keep, ends, _drop = projection_args(npc, pk >> 5, pk & 31)
+                if projection_is_identity(npc, keep, ends, 0):
+                    csid = nsid
+                else:
+                    pk = (keep << 5) | ends
+                    csid = trunc.get((nsid << 12) | pk)
+                    if csid is None:
+                        csid = t.trunc_miss(nsid, pk)
                 sub = self._walk(child, csid)
                 if sub:
                     # sub is sorted and disjoint: join its first interval to ours where they touch

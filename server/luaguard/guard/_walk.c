@@ -23,6 +23,12 @@
  * tables are sized when the walker is made (presize: a power of two, written then, so that
  * their pages are mapped outside a decoding step) and double past half full.
  *
+ * Work the walker skips or shares instead of calling back (the Python walk does the same):
+ * projections the state's projection class says are the state itself (is_identity), the
+ * transitions of a state right after `.`, `..`, `:` or `-` on bytes that do not extend the
+ * pending token (taken from its delegate state: trans_of), and the "rejects every bad
+ * byte" flag (decided from the state's classes and its own transition: bad_of).
+ *
  * The walker holds references to the engine's lists and callbacks as they are when it is
  * made; the engine makes a new walker whenever it replaces them (MaskEngine._reset).  The
  * caller holds the engine's lock and the GIL throughout.
@@ -40,15 +46,17 @@
 #define STACK_PARTS 8
 
 /* The walker's references, each a keyword of Walker(...): X(field, keyword, kind), kind
- * 'l' a list, 'c' a callable, 'b' bytes.  Per state id, its free kinds and its projection class (Automaton.projection_class); the
- * engine's callbacks for misses; the trie as flat records of native int32 (VocabTrie.records:
+ * 'l' a list, 'c' a callable, 'b' bytes.  Per state id, its free kinds and its projection
+ * class (Automaton.projection_class); the engine's callbacks for misses (and for a state's
+ * delegate); the bytes that are never code (vocab._BAD); the trie as flat records of
+ * native int32 (VocabTrie.records:
  * per node NODE_REC ints, per child group GROUP_REC, per child KID_REC - one cache line
  * per node instead of one Python int object per field, list and node). */
 #define WALKER_REFS(X)                                                                      \
     X(free_kinds, "free", 'l') X(pclass, "pclass", 'l')                                          \
     X(trans_miss, "trans_miss", 'c') X(deleg_miss, "deleg_miss", 'c')                            \
-    X(trunc_miss, "trunc_miss", 'c')                                                               \
-    X(gproj_miss, "gproj_miss", 'c') X(cmap_miss, "cmap_miss", 'c') X(bad_bytes, "bad_bytes", 'b') \
+    X(trunc_miss, "trunc_miss", 'c') X(gproj_miss, "gproj_miss", 'c')                            \
+    X(cmap_miss, "cmap_miss", 'c') X(bad_bytes, "bad_bytes", 'b')                                \
     X(node_recs, "nodes", 'b') X(group_recs, "groups", 'b') X(kid_recs, "kids", 'b')
 
 /* a node's record: first rank below it, end rank, tokens ending at it, projection key of a

@@ -503,6 +503,23 @@ def _random_matchers(g, project, rng, n):
         yield g.matcher(src[:off], scripts=project.instances_for_file(str(f.relative_to(SAMPLES)))), src[max(0, off - 40):off]
 
 
+def _walked_states(g, project, seed: int, steps: int) -> list[tuple]:
+    """Twelve random matchers of ``g`` each reading up to ``steps`` allowed tokens (chosen
+    with ``random.Random(seed)``), masking before each: the matchers' states in order (the
+    walk's own states are then in ``g.engine._tables.states``)."""
+    rng = random.Random(seed)
+    size = g.table.size
+    full = []
+    for m, _before in _random_matchers(g, project, rng, 12):
+        for _step in range(steps):
+            full.append(m.cursor.state)
+            mask = m.mask()
+            m.consume(rng.choice([t for t in range(size) if mask.allows(t)]))
+            if m.finished:
+                break
+    return full
+
+
 def test_mask_agrees_with_consume_on_random_walks(project) -> None:
     from guard_support import byte_level_tokenizer
     from luaguard.guard.token_bytes import token_table
@@ -900,6 +917,25 @@ def test_compiled_walk_is_built_and_gives_the_python_walks_masks(project, monkey
     assert g.engine.memo_entries() == ref.memo_entries() > 4 * 64
 
 
+def test_delegate_packing_refuses_what_it_cannot_hold(project, monkeypatch) -> None:
+    """_StateTables.deleg_miss packs a delegate's special bytes in 24 bits: more than three,
+    or a 0 byte (the empty slot), is a ValueError naming them, not a wrong walk."""
+    import luaguard.guard.vocab as V
+    from luaguard.guard.automaton import Automaton, initial_state
+    from luaguard.guard.matcher import path_space
+
+    au = Automaton(path_space(project))
+    t = V._StateTables(au, {"steps": 0})
+    sid = t.intern(initial_state())
+    for special in (b".=:-", b"\x00."):
+        monkeypatch.setattr(au, "delegate", lambda s, _sp=special: (initial_state(), _sp))
+        with pytest.raises(ValueError, match="special bytes"):
+            t.deleg_miss(sid)
+    monkeypatch.setattr(au, "delegate", lambda s: (initial_state(), b"->="))
+    packed = t.deleg_miss(sid)
+    assert packed >> 24 == sid and bytes((packed >> (8 * i)) & 255 for i in range(3)) == b"->="
+
+
 def test_compiled_walk_skips_non_code_bytes_only_where_they_are_rejected(project) -> None:
     """The compiled walk decides itself whether a state rejects every byte that is never
     code (non-ASCII and control bytes: the tokens made of them are then skipped whole): in
@@ -1226,13 +1262,7 @@ def test_projection_class_drops_only_what_cannot_change_a_projection(project) ->
     table = token_table(byte_level_tokenizer())
     au = Automaton(path_space(project))
     g = Guard(au, table)
-    rng = random.Random(37)
-    for m, _before in _random_matchers(g, project, rng, 12):
-        for _step in range(4):
-            mask = m.mask()
-            m.consume(rng.choice([t for t in range(table.size) if mask.allows(t)]))
-            if m.finished:
-                break
+    _walked_states(g, project, 37, 4)
     states = g.engine._tables.states
     assert len(states) > 200
     merged = 0
@@ -1262,15 +1292,7 @@ def test_projection_identity_is_known_from_the_projection_class(project) -> None
     table = token_table(byte_level_tokenizer())
     au = Automaton(path_space(project))
     g = Guard(au, table)
-    rng = random.Random(41)
-    full = []
-    for m, _before in _random_matchers(g, project, rng, 12):
-        for _step in range(6):
-            full.append(m.cursor.state)
-            mask = m.mask()
-            m.consume(rng.choice([t for t in range(table.size) if mask.allows(t)]))
-            if m.finished:
-                break
+    full = _walked_states(g, project, 41, 6)
     walk_states = list(g.engine._tables.states)
     unclean = [s for s in full if not au.projection_class(s) & PC_CLEAN]
     assert unclean and any(s[6] is not None for s in unclean)  # declarations are never clean
@@ -1308,15 +1330,7 @@ def test_delegates_step_as_the_pending_token_does(project) -> None:
     table = token_table(byte_level_tokenizer())
     au = Automaton(path_space(project))
     g = Guard(au, table)
-    rng = random.Random(43)
-    full = set()
-    for m, _before in _random_matchers(g, project, rng, 12):
-        for _step in range(6):
-            full.add(m.cursor.state)
-            mask = m.mask()
-            m.consume(rng.choice([t for t in range(table.size) if mask.allows(t)]))
-            if m.finished:
-                break
+    full = set(_walked_states(g, project, 43, 6))
     text = ('local rs: ReplicatedStorage = game:GetService("ReplicatedStorage")\nlocal a, b: number = 1 - 2, 3 .. "x"\n'
             'local r = rs.Shared:WaitForChild("Util") -- c\nlocal n = #rs:GetChildren() - 1\nprint(a .. b, -n)\n'
             'local p = rs --[[c]].Shared\n')

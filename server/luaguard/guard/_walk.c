@@ -49,9 +49,9 @@
  * 'l' a list, 'c' a callable, 'b' bytes.  Per state id, its free kinds and its projection
  * class (Automaton.projection_class); the engine's callbacks for misses (and for a state's
  * delegate); the bytes that are never code (vocab._BAD); the trie as flat records of
- * native int32 (VocabTrie.records:
- * per node NODE_REC ints, per child group GROUP_REC, per child KID_REC - one cache line
- * per node instead of one Python int object per field, list and node). */
+ * native int32 (VocabTrie.records: per node NODE_REC ints, per child group GROUP_REC, per
+ * child KID_REC - one cache line per node instead of one Python int object per field,
+ * list and node). */
 #define WALKER_REFS(X)                                                                      \
     X(free_kinds, "free", 'l') X(pclass, "pclass", 'l')                                          \
     X(trans_miss, "trans_miss", 'c') X(deleg_miss, "deleg_miss", 'c')                            \
@@ -217,8 +217,8 @@ typedef struct {
     Level **levels; /* per recursion level, made on first use (level_at) */
     int nlevels;
     Buf all; /* walk's scratch for merging its groups' intervals */
-    long long *info;  /* per state id: its free kinds and projection class, copied from the */
-    Py_ssize_t ninfo, infocap; /* lists as they grow (state_info): no Python int read per child */
+    Buf info; /* per state id a pair: its free kinds and projection class, copied from the
+               * engine's lists as they grow (state_info): no Python int read per child */
 } Walker;
 
 
@@ -310,10 +310,12 @@ static inline int call_ll(PyObject *fn, long long a, long long b, int nargs, lon
 
 static PyObject *walk(Walker *w, long long node, long long sid);
 
-/* the free kinds and the projection class of state sid (the lists free and pclass, which
- * only grow, copied into the walker's array on first need); -1 with an exception */
+/* the free kinds (into *fk, unless NULL) and the projection class of state sid: the lists
+ * free and pclass, which only grow, are copied into the walker's info pairs on first need;
+ * -1 with an exception */
 static int state_info(Walker *w, long long sid, long long *fk, long long *pc) {
-    if (sid >= w->ninfo) {
+    Buf *info = &w->info;
+    if (sid >= info->n) {
         Py_ssize_t n = PyList_GET_SIZE(w->free_kinds);
         if (PyList_GET_SIZE(w->pclass) < n)
             n = PyList_GET_SIZE(w->pclass);
@@ -321,29 +323,15 @@ static int state_info(Walker *w, long long sid, long long *fk, long long *pc) {
             PyErr_Format(PyExc_IndexError, "walk: state %lld has no free kinds or projection class", sid);
             return -1;
         }
-        if (n > w->infocap) {
-            Py_ssize_t cap = w->infocap ? w->infocap : 1024;
-            while (cap < n)
-                cap *= 2;
-            long long *v = (long long *)PyMem_Realloc(w->info, (size_t)cap * 2 * sizeof(long long));
-            if (v == NULL) {
-                PyErr_NoMemory();
+        while (info->n < n) {
+            long long a = item_ll(w->free_kinds, info->n), b = item_ll(w->pclass, info->n);
+            if (((a == -1 || b == -1) && PyErr_Occurred()) || buf_push(info, a, b) < 0)
                 return -1;
-            }
-            w->info = v;
-            w->infocap = cap;
         }
-        for (Py_ssize_t i = w->ninfo; i < n; i++) {
-            long long a = item_ll(w->free_kinds, i), b = item_ll(w->pclass, i);
-            if ((a == -1 || b == -1) && PyErr_Occurred())
-                return -1;
-            w->info[2 * i] = a;
-            w->info[2 * i + 1] = b;
-        }
-        w->ninfo = n;
     }
-    *fk = w->info[2 * sid];
-    *pc = w->info[2 * sid + 1];
+    if (fk != NULL)
+        *fk = info->v[2 * sid];
+    *pc = info->v[2 * sid + 1];
     return 0;
 }
 
@@ -454,8 +442,8 @@ static int trans_of(Walker *w, long long sid, long long cls, long long *out) {
     long long key = (sid << 8) | cls;
     if (map_get(&w->trans, key, out))
         return 0;
-    long long fk, pc;
-    if (state_info(w, sid, &fk, &pc) < 0)
+    long long pc;
+    if (state_info(w, sid, NULL, &pc) < 0)
         return -1;
     if (pc & PC_DELEG) {
         long long dv;
@@ -631,8 +619,8 @@ static PyObject *walk(Walker *w, long long node, long long sid) {
     }
     long long g0 = nr[N_GFIRST], ng = nr[N_GEND] - g0;
     long long bad = -1;
-    long long pc, sfk;
-    if (state_info(w, sid, &sfk, &pc) < 0)
+    long long pc;
+    if (state_info(w, sid, NULL, &pc) < 0)
         goto fail;
     for (long long gi = 0; gi < ng; gi++) {
         const int32_t *g = w->gr + GROUP_REC * (g0 + gi);
@@ -764,9 +752,9 @@ static void free_levels(Walker *w) {
     PyMem_Free(w->all.v);
     w->all.v = NULL;
     w->all.n = w->all.cap = 0;
-    PyMem_Free(w->info);
-    w->info = NULL;
-    w->ninfo = w->infocap = 0;
+    PyMem_Free(w->info.v);
+    w->info.v = NULL;
+    w->info.n = w->info.cap = 0;
 }
 
 static void Walker_dealloc(Walker *w) {
@@ -874,7 +862,7 @@ static int Walker_init(Walker *w, PyObject *args, PyObject *kwds) {
     w->walks = 0;
     w->memo_hits = 0;
     w->depth = 0;
-    w->ninfo = 0; /* (new lists: copied again) */
+    w->info.n = 0; /* (new lists: copied again) */
     return 0;
 }
 

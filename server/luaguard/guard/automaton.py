@@ -1338,7 +1338,7 @@ class Automaton:
             return (M_NUM, (PH1, S_F), P_NONE, 0, NOVAL, stack, decl, N_NONE, s[IFX], ev)
         if prev == P_NAME or prev == P_CALLABLE:
             name = self._dot_name(s, lenient)
-            return None if name is None else self._name(name, b, how)
+            return None if name is None else self.step(name, b, how)
         if not lenient:
             return None
         return self._code(P_OTHER, 0, NOVAL, s[STACK], s[DECL], N_NONE, s[IFX], s[EV], b, how)
@@ -1377,8 +1377,7 @@ class Automaton:
             return (M_CODE, 0, P_VAL, 0, NOVAL, stack, decl, N_NONE, s[IFX], ev)
         if b == 0x3D:  # ..=
             return self._operator(prev, s[VAL], s[STACK], s[DECL], s[IFX], s[EV], P_PRE, 0)
-        st = self._binary_operator(s, 0)
-        return self._code(P_PRE, 0, NOVAL, st[STACK], st[DECL], N_NONE, st[IFX], st[EV], b, how)
+        return self.step(self._binary_operator(s, 0), b, how)
 
     def _binary_operator(self, s, b):
         """The state in code after the pending ``..`` (``b`` 0) or ``-`` (``b`` ``-``) of ``s``
@@ -1397,10 +1396,7 @@ class Automaton:
             return (M_CODE, 0, P_OTHER, 0, NOVAL, stack, decl, N_NONE, s[IFX], ev)
         if (prev == P_STRING or prev == P_VAL) and not lenient:
             return None  # `"x":len()` / `5:f()`: only a name or a call result has methods
-        after = self._after_colon(s)
-        if after[MODE] == M_NAME:
-            return self._name(after, b, how)
-        return self._code(P_OTHER, 0, NOVAL, after[STACK], after[DECL], N_NONE, after[IFX], after[EV], b, how)
+        return self.step(self._after_colon(s), b, how)
 
     def _after_colon(self, s):
         """The state a single ``:`` of ``s`` leads to (the next byte does not make ``::``):
@@ -1426,8 +1422,7 @@ class Automaton:
             return self._operator(prev, val, s[STACK], s[DECL], s[IFX], s[EV], P_OTHER, 0)
         if b == 0x3D:  # -=
             return self._operator(prev, val, s[STACK], s[DECL], s[IFX], s[EV], P_PRE, 0)
-        st = self._binary_operator(s, 0x2D)
-        return self._code(P_PRE, 0, NOVAL, st[STACK], st[DECL], N_NONE, st[IFX], st[EV], b, how)
+        return self.step(self._binary_operator(s, 0x2D), b, how)
 
     @staticmethod
     def _end_comment(s):

@@ -804,16 +804,19 @@ class _StateTables:
         return self.trans_miss(sid, cls)
 
     def deleg_miss(self, sid: int) -> int:
-        """State ``sid``'s :meth:`~.automaton.Automaton.delegate` for the compiled walk: -1
+        """State ``sid``'s :meth:`~.automaton.Automaton.delegate`, packed for both walks: -1
         when it has none, else the delegate's id shifted left by 24 bits with the special
-        bytes (at most three, none of them 0) in the low 24.  The walk takes a transition
-        of ``sid`` on a byte class whose representative is not special from the delegate
-        (on the delegate's own class of that byte): exact, because the representative
-        leads where the class's bytes lead, and the delegate leads there too."""
+        bytes (at most three, none of them 0) in the low 24.  A walk takes a transition of
+        ``sid`` on a byte class whose representative is not special from the delegate (on
+        the delegate's own class of that byte): exact, because the representative leads
+        where the class's bytes lead, and the delegate leads there too.  ``ValueError`` for
+        a delegate with more than three special bytes (the packing's limit)."""
         got = self.automaton.delegate(self.states[sid])
         if got is None:
             return -1
         d, special = got
+        if len(special) > 3 or 0 in special:
+            raise ValueError(f"a delegate's special bytes must be at most three non-zero bytes, got {special!r}")
         packed = 0
         for i, b in enumerate(special):
             packed |= b << (8 * i)
@@ -843,7 +846,11 @@ class _StateTables:
             cmap = self.cmap(sid)
             got = 0
             if cmap is not None and self._bad_one_class(cmap):
-                got = 1 if self.automaton.step(self.states[sid], cmap[0x80]) is None else 0
+                rep = cmap[0x80]  # (the walk's own transition, as bad_of in _walk.c)
+                nsid = self.trans.get((sid << 8) | rep)
+                if nsid is None:
+                    nsid = self.trans_of(sid, rep)
+                got = 1 if nsid < 0 else 0
             self.bad[sid] = got
         return got
 
@@ -928,9 +935,8 @@ class MaskEngine:
         presize = min(WALK_PRESIZE_LARGE, max(WALK_PRESIZE_SMALL, 16 * self.table.size))
         return _CWalker(
             free=t.free, pclass=t.pclass, trans_miss=t.trans_miss, deleg_miss=t.deleg_miss, trunc_miss=t.trunc_miss,
-            gproj_miss=t.gproj_miss,
-            cmap_miss=t.cmap, bad_bytes=_BAD_BYTES, nodes=nodes, groups=groups, kids=kids, span=self._gspan,
-            presize=presize)
+            gproj_miss=t.gproj_miss, cmap_miss=t.cmap, bad_bytes=_BAD_BYTES, nodes=nodes, groups=groups, kids=kids,
+            span=self._gspan, presize=presize)
 
     def memo_entries(self) -> int:
         """Results the walk has memoised (per node and per child group) plus the layers'

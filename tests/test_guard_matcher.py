@@ -543,13 +543,15 @@ def test_mask_agrees_with_consume_on_random_walks(project) -> None:
                 break
 
 
-@pytest.mark.parametrize("dense", [True, False], ids=["dense", "index"])
-def test_masks_in_shared_pieces_agree_with_consume_and_apply_exactly(project, monkeypatch, dense) -> None:
+@pytest.mark.parametrize(("dense", "pieces"), [(True, True), (False, True), (True, False)],
+                         ids=["pieces-dense", "pieces-index", "dense-build"])
+def test_masks_in_shared_pieces_agree_with_consume_and_apply_exactly(project, monkeypatch, dense, pieces) -> None:
     """Masks kept as pieces shared between masks (a layer's allowed or banned ids; a layer
     banned whole with its allowed ids restored) ban exactly what the automaton rejects.  The
     byte-level vocabulary is small, so the threshold for sharing is lowered to make every
-    layer's ids a shared piece and every kind of piece appear; applied as a dense row and
-    by index operations."""
+    layer's ids a shared piece and every kind of piece appear (the small vocabulary's own
+    build, straight as a boolean row, is turned off for that); applied as a dense row and
+    by index operations.  ``dense-build``: the same checks on masks built as a boolean row."""
     torch = pytest.importorskip("torch")
     import luaguard.guard.vocab as V
     from guard_support import byte_level_tokenizer
@@ -559,6 +561,7 @@ def test_masks_in_shared_pieces_agree_with_consume_and_apply_exactly(project, mo
 
     monkeypatch.setattr(V, "SHARE_MIN", 4)
     monkeypatch.setattr(V, "DENSE_MAX", V.DENSE_MAX if dense else 0)
+    monkeypatch.setattr(V, "DENSE_BUILD_MAX", 0 if pieces else V.DENSE_MAX)
     table = token_table(byte_level_tokenizer())
     g = Guard(Automaton(path_space(project)), table)
     rng = random.Random(11)
@@ -574,13 +577,17 @@ def test_masks_in_shared_pieces_agree_with_consume_and_apply_exactly(project, mo
             mask.apply_(row)
             got = [row[t].item() == 0.0 for t in range(table.size)]
             assert got == want, (before, m.text)
+            assert pieces or mask._dense is not None
             assert row[table.size:].eq(float("-inf")).all()
             assert mask.n_allowed == sum(want)
             assert set(mask.ids.tolist()) == {t for t in range(table.size) if want[t] == mask.allow}
             m.consume(rng.choice([t for t in range(table.size) if want[t]]))
             if m.finished:
                 break
-    assert kinds["keep"] and kinds["ban"] and kinds["several"], kinds
+    if pieces:
+        assert kinds["keep"] and kinds["ban"] and kinds["several"], kinds
+    else:  # one id array per mask, the row made with it
+        assert kinds["keep"] == kinds["several"] == 0 < kinds["ban"], kinds
 
 
 def test_cached_token_effects_equal_reading_byte_by_byte(project) -> None:
@@ -615,6 +622,53 @@ def test_cached_token_effects_equal_reading_byte_by_byte(project) -> None:
                 declared += fast.bindings is not cur.bindings or fast.names != cur.names
                 cur = fast
     assert checked > 1000 and declared > 0
+
+
+def test_state_ids_name_one_state_and_survive_dropped_tables(project) -> None:
+    """Cursors carry their state's id (equal states, equal ids); the effect and mask caches
+    keyed by ids give what a guard reading by state gives - also after the id table and the
+    effect caches are dropped mid-sequence (ids are never reused: a state seen again gets a
+    new id, and cursors holding old ids stay right) and from a cursor made by hand."""
+    from guard_support import byte_level_tokenizer
+    from luaguard.guard.automaton import Automaton
+    from luaguard.guard.matcher import Cursor, path_space
+    from luaguard.guard.token_bytes import token_table
+
+    table = token_table(byte_level_tokenizer())
+    tok = byte_level_tokenizer()
+    g = Guard(Automaton(path_space(project)), table)
+    ref = Guard(Automaton(path_space(project)), table)
+    src = (SAMPLES / "src" / "server" / "Services" / "CombatService.luau").read_text()
+    scripts = project.instances_for_file("src/server/Services/CombatService.luau")
+    ids = tok.encode(src[400:1400])
+    first_ids: set[int] = set()
+    for round_ in range(3):
+        cur, want = g.start(src[:400], scripts=scripts), ref.start(src[:400], scripts=scripts)
+        if round_ == 2:  # a cursor made by hand: no id yet
+            cur = Cursor(cur.state, cur.bindings, cur.ident, cur.names)
+            assert cur.sid == -1
+        for i, t in enumerate(ids):
+            if round_ == 1 and i == len(ids) // 2:
+                top = max(g._sids.values())
+                g._sids.clear()
+                g._effects.clear()
+                g._attached.clear()
+            mask, ref_mask = g.mask(cur), ref.engine.mask_after(want.state)
+            assert (mask.allow, mask.ids.tolist()) == (ref_mask.allow, ref_mask.ids.tolist())
+            nxt, want = g.advance(cur, t), ref.advance(want, t)
+            assert (nxt is None) == (want is None)
+            if nxt is None:
+                break
+            assert nxt[:6] == want[:6] and nxt.sid >= 0
+            assert g._sids.get(nxt.state, nxt.sid) == nxt.sid  # (the table names it, or forgot it)
+            if round_ == 0:
+                first_ids.add(nxt.sid)
+            elif round_ == 1 and i > len(ids) // 2:
+                assert nxt.sid > top and nxt.sid not in first_ids  # a new id, never an old one
+            cur = nxt
+        assert i > 200
+    same = [c.sid for c in (g.advance(g.start(src[:400], scripts=scripts), ids[0]) for _ in range(2))]
+    assert same[0] == same[1]
 
 
 def test_priming_reuses_the_analysis_lexing_and_gets_the_same_cursor(project) -> None:
@@ -764,6 +818,7 @@ def test_mask_budget_with_the_id_arena_never_overwrites_a_held_mask(project, mon
 
     monkeypatch.setattr(V, "ARENA_MIN_VOCAB", 0)
     monkeypatch.setattr(V, "DENSE_MAX", 0)
+    monkeypatch.setattr(V, "DENSE_BUILD_MAX", 0)
     g = Guard(Automaton(path_space(project)), BYTES)
     g.engine = V.MaskEngine(g.automaton, BYTES, max_mask_ids=300)
     exact = guard_for(BYTES, project)
@@ -1090,6 +1145,89 @@ def test_compiled_walk_checks_the_tries_records(project) -> None:
             trie.records = built
 
 
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
+def test_dense_build_equals_the_pieces_build(project, compiled) -> None:
+    """A small vocabulary's masks built straight as a boolean row (``_build_dense``) are
+    the masks ``_build`` makes from per-layer id arrays: same kept side, ids, count, EOS and
+    dead end, same row applied - for the states a random walk meets and for every layer
+    state combination it built (with the compiled walk and the Python one; a dead end
+    included)."""
+    import numpy as np
+
+    import luaguard.guard.vocab as V
+    from guard_support import byte_level_tokenizer
+    from luaguard.guard.automaton import Automaton
+    from luaguard.guard.matcher import path_space
+    from luaguard.guard.token_bytes import token_table
+
+    if compiled and V._CWalker is None:
+        pytest.skip("the compiled walk is not built")
+    table = token_table(byte_level_tokenizer())
+    g = Guard(Automaton(path_space(project)), table)
+    g.engine.compiled = compiled
+    g.engine._reset()
+    _walked_states(g, project, 17, 6)
+    e = g.engine
+    combos = list(e._combos)
+    # a dead end: no layer admits a token and EOS may not come
+    combos.append((tuple(-1 for _ in e.trie.roots), False))
+    assert len(combos) > 20
+    sides = set()
+    for layers, eos in combos:
+        a, b = e._build_dense(layers, eos), e._build(layers, eos)
+        assert (a.allow, a.n_allowed, a.eos, a.dead_end) == (b.allow, b.n_allowed, b.eos, b.dead_end), layers
+        assert np.array_equal(np.sort(a.ids), np.sort(b.ids)), layers
+        assert np.array_equal(a.banned_row(), b.banned_row()), layers
+        sides.add((a.allow, a.dead_end))
+    assert {(True, False), (False, False), (True, True)} <= sides, sides
+
+
+def test_compiled_allow_row_matches_numpy() -> None:
+    """``allow_row`` (``_walk.c``) bans every id but those of the rank intervals (and EOS
+    when asked, or when no interval cleared one), counts what it cleared, and refuses ranks
+    outside the rank order, ids outside the row and rows of wider items."""
+    import numpy as np
+
+    import luaguard.guard.vocab as V
+
+    if V._c_allow_row is None:
+        pytest.skip("the compiled walk is not built")
+    rng = np.random.default_rng(9)
+    perm = rng.permutation(5_000).astype(np.int64)
+    eos = np.array([4_999, 17], dtype=np.int64)
+    for trial in range(200):
+        ivs = []
+        for _layer in range(int(rng.integers(0, 4))):
+            cuts = np.sort(rng.choice(np.arange(0, 5_000), size=2 * int(rng.integers(0, 6)), replace=False))
+            ivs.append(cuts.reshape(-1, 2).astype(np.int64))
+        for want_eos in (False, True):
+            row = np.empty(5_000, dtype=bool)
+            ranks, zeros = V._c_allow_row(perm, ivs, row, eos, want_eos)
+            ref = np.ones(5_000, dtype=bool)
+            n = 0
+            for iv in ivs:
+                for a, z in iv.tolist():
+                    ref[perm[a:z]] = False
+                    n += z - a
+            if want_eos or n == 0:
+                ref[eos] = False
+            assert ranks == n and zeros == int((~ref).sum()), trial
+            assert np.array_equal(row, ref), trial
+    row = np.empty(5_000, dtype=bool)
+    with pytest.raises(ValueError, match="allow_row"):
+        V._c_allow_row(perm, [np.array([[4_990, 5_001]], dtype=np.int64)], row, eos, False)
+    with pytest.raises(ValueError, match="allow_row"):
+        V._c_allow_row(perm, [np.array([[7, 3]], dtype=np.int64)], row, eos, False)
+    with pytest.raises(ValueError, match="allow_row"):  # an id past a narrower row
+        V._c_allow_row(perm, [np.array([[0, 5_000]], dtype=np.int64)], np.empty(10, dtype=bool), eos, False)
+    with pytest.raises(ValueError, match="EOS"):
+        V._c_allow_row(perm, [], row, np.array([5_000], dtype=np.int64), True)
+    with pytest.raises(TypeError, match="one-byte"):
+        V._c_allow_row(perm, [], np.empty(5_000, dtype=np.int16), eos, True)
+    with pytest.raises(TypeError, match="int64"):
+        V._c_allow_row(perm, [np.zeros(4, dtype=np.int32)], row, eos, True)
+
+
 def test_compiled_layer_id_arrays_match_numpy() -> None:
     """``side_runs`` + ``gather`` (``_walk.c``) make a layer's allowed or banned ids as
     :func:`~luaguard.guard.vocab._expand` does: long runs apart, the rest gathered in rank
@@ -1310,6 +1448,44 @@ def test_projection_identity_is_known_from_the_projection_class(project) -> None
     clean = sum(1 for s in walk_states if au.projection_class(s) & PC_CLEAN)
     assert clean > len(walk_states) // 2
     assert said > 0
+
+
+def test_fixed_identifiers_are_left_as_they_are_by_identifier_bytes(project) -> None:
+    """Automaton.ident_fixed (readers skip the rest of a run of identifier bytes from such a
+    state): from every state the walk met and every state a byte-by-byte reading of sample
+    files passed, a state it calls fixed steps to itself on every identifier byte in all
+    four modes - and there are such states (inside identifiers read within a token).""" 
+    from luaguard.guard import automaton as AU
+    from guard_support import byte_level_tokenizer
+    from luaguard.guard.automaton import GEN, LENIENT, Automaton
+    from luaguard.guard.matcher import path_space
+    from luaguard.guard.token_bytes import token_table
+
+    au = Automaton(path_space(project))
+    g = Guard(au, token_table(byte_level_tokenizer()))
+    states = set(_walked_states(g, project, 29, 6)) | set(g.engine._tables.states)
+    bytewise = Guard(au, _table())  # one token a byte: a value is attached after each
+    for f in sorted((SAMPLES / "src").rglob("*.luau"))[:6]:
+        cur = bytewise.start("")
+        for byte in f.read_bytes()[:1500]:
+            states.add(cur.state)
+            nxt = bytewise.advance(cur, byte)
+            cur = nxt if nxt is not None else bytewise.start("")
+    # (a cursor's identifier has its value attached; the states inside a token follow it)
+    states |= {n for s in list(states) for b in b"aQ_7" for how in (GEN, LENIENT) for n in (au.step(s, b, how),)
+               if n is not None}
+    fixed = idents = 0
+    for s in states:
+        if s[AU.MODE] != AU.M_IDENT:
+            continue
+        idents += 1
+        if not au.ident_fixed(s):
+            continue
+        fixed += 1
+        for b in AU._IDBYTES:
+            for how in (0, GEN, LENIENT, LENIENT | GEN):
+                assert au.step(s, b, how) == s, (s, b, how)
+    assert fixed > 50 and idents > fixed, (fixed, idents)
 
 
 def test_delegates_step_as_the_pending_token_does(project) -> None:

@@ -1105,12 +1105,115 @@ static PyObject *fill_neg_inf(PyObject *mod, PyObject *const *args, Py_ssize_t n
     Py_RETURN_NONE;
 }
 
+/* allow_row(perm, intervals, row, eos_ids, eos) -> (ranks, n_allowed): a small
+ * vocabulary's mask as one boolean row (MaskEngine._build_dense).  Every byte of row (a
+ * writable C-contiguous buffer of one-byte items: the numpy bool row) is set to 1 (banned),
+ * then row[perm[r]] = 0 for every rank r of every (first, end) int64 pair of each buffer in
+ * the sequence intervals (the layers' accepted rank intervals), then - when eos is true or
+ * no rank was cleared (a dead end: only EOS is left) - row[i] = 0 for every id of eos_ids
+ * (int64).  Returns how many ranks the intervals cleared and how many bytes of row are 0.
+ * A rank outside perm or an id outside the row is an error (ValueError). */
+static PyObject *allow_row(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "allow_row(perm, intervals, row, eos_ids, eos)");
+        return NULL;
+    }
+    int eos = PyObject_IsTrue(args[4]);
+    if (eos < 0)
+        return NULL;
+    PyObject *seq = PySequence_Fast(args[1], "allow_row: intervals must be a sequence of int64 buffers");
+    if (seq == NULL)
+        return NULL;
+    Py_buffer pv, rv;
+    Py_ssize_t np_;
+    if (int64_buffer(args[0], &pv, 0, &np_, "allow_row: perm") < 0) {
+        Py_DECREF(seq);
+        return NULL;
+    }
+    if (PyObject_GetBuffer(args[2], &rv, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0) {
+        PyBuffer_Release(&pv);
+        Py_DECREF(seq);
+        return NULL;
+    }
+    const long long *perm = (const long long *)pv.buf;
+    unsigned char *row = (unsigned char *)rv.buf;
+    unsigned long long width = (unsigned long long)rv.len;
+    long long total = 0;
+    int ok = rv.itemsize == 1;
+    if (!ok)
+        PyErr_SetString(PyExc_TypeError, "allow_row: row must be a buffer of one-byte items");
+    else
+        memset(row, 1, (size_t)rv.len);
+    Py_ssize_t k = PySequence_Fast_GET_SIZE(seq);
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    for (Py_ssize_t j = 0; ok && j < k; j++) {
+        Py_buffer iv;
+        Py_ssize_t n;
+        if (int64_buffer(items[j], &iv, 0, &n, "allow_row: intervals") < 0) {
+            ok = 0;
+            break;
+        }
+        const long long *p = (const long long *)iv.buf;
+        if (n % 2)
+            ok = 0;
+        for (Py_ssize_t i = 0; ok && i < n / 2; i++) {
+            long long a = p[2 * i], z = p[2 * i + 1];
+            if (a < 0 || z < a || z > np_) {
+                ok = 0;
+                break;
+            }
+            for (long long r = a; r < z; r++) {
+                unsigned long long id = (unsigned long long)perm[r];
+                if (id >= width) {
+                    ok = 0;
+                    break;
+                }
+                row[id] = 0;
+            }
+            total += z - a;
+        }
+        PyBuffer_Release(&iv);
+        if (!ok && !PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "allow_row: an interval outside perm, or an id outside the row");
+    }
+    if (ok && (eos || total == 0)) {
+        Py_buffer ev;
+        Py_ssize_t ne;
+        if (int64_buffer(args[3], &ev, 0, &ne, "allow_row: eos_ids") < 0) {
+            ok = 0;
+        } else {
+            const long long *e = (const long long *)ev.buf;
+            for (Py_ssize_t i = 0; i < ne; i++) {
+                if ((unsigned long long)e[i] >= width) {
+                    ok = 0;
+                    PyErr_SetString(PyExc_ValueError, "allow_row: an EOS id outside the row");
+                    break;
+                }
+                row[e[i]] = 0;
+            }
+            PyBuffer_Release(&ev);
+        }
+    }
+    long long zeros = 0;
+    if (ok)
+        for (Py_ssize_t i = 0; i < rv.len; i++)
+            zeros += row[i] == 0;
+    PyBuffer_Release(&pv);
+    PyBuffer_Release(&rv);
+    Py_DECREF(seq);
+    if (!ok)
+        return NULL;
+    return Py_BuildValue("(LL)", total, zeros);
+}
+
 static PyMethodDef module_methods[] = {
     {"fill", (PyCFunction)(void (*)(void))fill_neg_inf, METH_FASTCALL, "fill(row, ids): row[ids] = -inf (float32)"},
     {"side_runs", (PyCFunction)(void (*)(void))side_runs, METH_FASTCALL,
      "side_runs(intervals, lo, hi, banned, share_min) -> (long runs, short runs as int64 pairs, their total)"},
     {"gather", (PyCFunction)(void (*)(void))gather, METH_FASTCALL,
      "gather(perm, runs, out): out = perm[a:z] for each run, concatenated"},
+    {"allow_row", (PyCFunction)(void (*)(void))allow_row, METH_FASTCALL,
+     "allow_row(perm, intervals, row, eos_ids, eos) -> (ranks cleared, zeros): a mask's boolean row from rank intervals"},
     {NULL, NULL, 0, NULL},
 };
 

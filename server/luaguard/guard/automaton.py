@@ -423,6 +423,19 @@ class Automaton:
         mode = s[MODE]
         return mode == M_IDENT or (mode == M_NAME and s[PAY][2] == 1)
 
+    def ident_fixed(self, s: tuple) -> bool:
+        """Is ``s`` inside an identifier that every identifier byte leaves as it is
+        (``step(s, b, how) == s`` for each ``b`` with ``_IDCHAR[b]``, any ``how``)?  True
+        once the identifier has left the keyword trie, its value is not attached
+        (:data:`ATTACH_MAYBE`), it does not follow a string literal in brackets (where only
+        a keyword operator may come) and asset ids are not tracked (their ``Id`` tail reads
+        the letters).  Lets a reader skip the rest of a run of identifier bytes (tested
+        byte by byte)."""
+        if s[MODE] != M_IDENT or self.ids is not None:
+            return False
+        kw, attach, bits, _tail = s[PAY]
+        return kw < 0 and attach == ATTACH_MAYBE and not bits & I_AFTER_STRING
+
     def word_end(self, s: tuple) -> tuple | None:
         """For ``s`` inside a word (:meth:`in_word`): the state ``e`` with
         ``step(e, b) == step(s, b)`` for every non-identifier byte ``b`` (the word ended before

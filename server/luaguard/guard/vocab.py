@@ -75,11 +75,12 @@ from .token_bytes import TokenTable
 
 try:  # the compiled walk (setup.py builds it; optional)
     from ._walk import Walker as _CWalker
+    from ._walk import allow_row as _c_allow_row
     from ._walk import fill as _c_fill
     from ._walk import gather as _c_gather
     from ._walk import side_runs as _c_side_runs
 except ImportError:  # pragma: no cover - depends on the install
-    _CWalker = _c_gather = _c_side_runs = _c_fill = None
+    _CWalker = _c_gather = _c_side_runs = _c_fill = _c_allow_row = None
 
 _NEG_INF = float("-inf")  # (made once: building it per call shows in a step's time)
 
@@ -379,6 +380,10 @@ def _new_trie(table: TokenTable) -> VocabTrie:
 #: boolean row (see TokenMask.apply_; one byte per id per mask): at 4,096 ids 3 us in a
 #: tight loop, where the index operations took 17-19 us a step inside the decoding loop
 DENSE_MAX = 16_384
+#: vocabularies up to this size build a new mask straight as that boolean row
+#: (MaskEngine._build_dense) instead of from per-layer id arrays shared between masks
+#: (MaskEngine._build: what saves memory and page faults at a large vocabulary)
+DENSE_BUILD_MAX = DENSE_MAX
 #: id arrays shorter than this are copied into one array per mask; longer ones (a layer's
 #: allowed or banned ids) are shared by every mask that uses them and applied one by one
 SHARE_MIN = 2048
@@ -921,6 +926,7 @@ class MaskEngine:
         self._pieces: dict[int, list] = {}
         self._merged_ids = 0  # ids held by the masks' own (merged) arrays
         self._by_state: dict[tuple, TokenMask] = {}  # by full state: no projection on a hit
+        self._by_sid: dict[int, TokenMask] = {}  # by the caller's id of the full state
         self._mask_ids = 0
         self._switch_arena()
         self._cwalk = self._new_cwalker() if self.compiled else None
@@ -961,6 +967,7 @@ class MaskEngine:
         self._combos.clear()
         self._masks.clear()
         self._by_state.clear()
+        self._by_sid.clear()
         self._mask_ids -= self._merged_ids
         self._merged_ids = 0
         self._switch_arena()
@@ -981,25 +988,39 @@ class MaskEngine:
         self._arena, self._spare_arena = spare, cur
 
     # -- public ----------------------------------------------------------------------------
-    def mask_after(self, state: tuple) -> TokenMask:
+    def mask_after(self, state: tuple, sid: int = -1) -> TokenMask:
         """The mask for the next token after the full automaton state ``state`` (EOS allowed
         where :meth:`~.automaton.Automaton.eos_ok`); a state seen before is one dictionary
-        look-up, without projecting it."""
+        look-up, without projecting it.  ``sid`` (optional, ``-1``: none): the caller's id
+        for ``state`` - its one caller, :class:`~.matcher.Guard`, gives every state one id
+        and never reuses it - to look the mask up by (cheaper than hashing the state)."""
+        if sid >= 0:
+            got = self._by_sid.get(sid)
+            if got is not None:
+                self.stats["mask_hits"] += 1
+                return got
         got = self._by_state.get(state)
         if got is not None:
             self.stats["mask_hits"] += 1
-            return got
-        got = self.mask(state, self.automaton.eos_ok(state))
-        with self._lock:
-            if len(self._by_state) > 100_000:
-                self._by_state.clear()
-            self._by_state[state] = got
+        else:
+            got = self.mask(state, self.automaton.eos_ok(state))
+            with self._lock:
+                if len(self._by_state) > 100_000:
+                    self._by_state.clear()
+                self._by_state[state] = got
+        if sid >= 0:
+            with self._lock:
+                if len(self._by_sid) > 100_000:
+                    self._by_sid.clear()
+                self._by_sid[sid] = got
         return got
 
-    def cached_after(self, state: tuple) -> TokenMask | None:
+    def cached_after(self, state: tuple, sid: int = -1) -> TokenMask | None:
         """:meth:`mask_after` when the mask of the full state ``state`` is at hand (a state
         seen before), else ``None``: computes nothing."""
-        got = self._by_state.get(state)
+        got = self._by_sid.get(sid) if sid >= 0 else None
+        if got is None:
+            got = self._by_state.get(state)
         if got is not None:
             self.stats["mask_hits"] += 1
         return got
@@ -1028,13 +1049,16 @@ class MaskEngine:
                 limit = sys.getrecursionlimit()
                 if limit < 4000:
                     sys.setrecursionlimit(4000)
-                m = self._build(layers, eos)
-                if self.table.size <= DENSE_MAX:
-                    # the boolean row a step applies (TokenMask.apply_), made here so that
-                    # its bytes count in the budget (an id of the budget is 8 bytes)
-                    m.banned_row()
-                    self._merged_ids += self.table.size // 8 + 1
-                    self._mask_ids += self.table.size // 8 + 1
+                if self.table.size <= DENSE_BUILD_MAX:
+                    m = self._build_dense(layers, eos)
+                else:
+                    m = self._build(layers, eos)
+                    if self.table.size <= DENSE_MAX:
+                        # the boolean row a step applies (TokenMask.apply_), made here so
+                        # that its bytes count in the budget (an id of the budget is 8 bytes)
+                        m.banned_row()
+                        self._merged_ids += self.table.size // 8 + 1
+                        self._mask_ids += self.table.size // 8 + 1
                 self._combos[ck] = m
                 if self._mask_ids > self.max_mask_ids:
                     self._evict_masks()
@@ -1241,6 +1265,46 @@ class MaskEngine:
             info[3] += copied
             self._mask_ids += copied
         return got
+
+    def _build_dense(self, layers: tuple[int, ...], eos: bool) -> TokenMask:
+        """:meth:`_build` for a vocabulary of at most :data:`DENSE_BUILD_MAX` ids: the mask made
+        straight from the layers' accepted rank intervals as the boolean row a step applies
+        (:meth:`TokenMask.apply_`; ``_walk.c``'s ``allow_row``, numpy without the compiled
+        module), its id array (the allowed or the banned ids, whichever are fewer, as
+        :meth:`_build` keeps them) taken from that row.  The same mask as :meth:`_build`
+        gives (tested), without the per-layer id arrays that let large vocabularies share
+        memory between masks: at 4,096 ids those cost a new mask more than its walk's
+        Python steps (measured in the decoding loop, guard_breakdown's sampling: 63 us of
+        assembly a mask).  The row and the ids count against the id budget (an id is 8
+        bytes)."""
+        trie = self.trie
+        size = self.table.size
+        ivs = [self._layer_array(root, lsid) for root, lsid in zip(trie.roots, layers)
+               if lsid >= 0 and trie.layer_sizes[root]]
+        row = np.empty(size, dtype=bool)
+        if self.compiled:
+            allowed, n_allowed = _c_allow_row(trie.perm, ivs, row, self._eos, eos)
+        else:
+            row.fill(True)
+            allowed = 0
+            if ivs:
+                iv = np.concatenate(ivs)
+                ranks = _expand(iv[:, 0], iv[:, 1])
+                row[trie.perm[ranks]] = False
+                allowed = len(ranks)
+            if eos or not allowed:
+                row[self._eos] = False
+            n_allowed = size - int(np.count_nonzero(row))
+        dead = allowed == 0 and not eos  # (only EOS is left: see TokenMask.dead_end)
+        eos = eos or dead
+        allow = n_allowed <= size // 2
+        ids = np.flatnonzero(~row if allow else row).astype(np.int64, copy=False)
+        m = TokenMask(allow, ids, size, n_allowed, eos, dead)
+        m._dense = row
+        fresh = len(ids) + size // 8 + 1
+        self._merged_ids += fresh
+        self._mask_ids += fresh
+        return m
 
     def _build(self, layers: tuple[int, ...], eos: bool) -> TokenMask:
         """The :class:`TokenMask` of the layers' states ``layers`` (one per root, ``-1``: none

@@ -189,9 +189,7 @@ class Guard:
                 st = eff[0]
                 att = _ATT_NONE
                 if st[0] == AU.M_IDENT:
-                    decl = st[AU.DECL]
-                    declaring = decl is not None and decl[0] == AU.D_EXPECT_NAME and len(st[AU.STACK]) == decl[3]
-                    att = _ATT_DECLARED if declaring else _ATT_LOOKUP
+                    att = _ATT_DECLARED if _declaring(st) else _ATT_LOOKUP
                 eff = eff + (data, self._sid(st), att)
             if len(self._effects) > 200_000:
                 self._effects.clear()
@@ -207,8 +205,7 @@ class Guard:
             value = NOVAL if att == _ATT_DECLARED else cur.bindings.get(ident.decode("utf-8", "replace"), NOVAL)
             got = self._attached.get((nsid, value))
             if got is None:
-                kw, _v, juxt, tail = st[AU.PAY]
-                ast = (AU.M_IDENT, (kw, value, juxt, tail)) + st[2:]
+                ast = _with_value(st, value)
                 got = (ast, self._sid(ast))
                 if len(self._attached) > 200_000:
                     self._attached.clear()
@@ -481,12 +478,20 @@ def _attach(st: tuple, ident: bytes, bindings: Mapping[str, int]) -> tuple:
     """At a token boundary inside an identifier, attach the identifier's value."""
     if st[0] != AU.M_IDENT:
         return st
-    kw, _attach_v, juxt, tail = st[AU.PAY]
+    value = NOVAL if _declaring(st) else bindings.get(ident.decode("utf-8", "replace"), NOVAL)
+    return _with_value(st, value)
+
+
+def _declaring(st: tuple) -> bool:
+    """Is the identifier of ``st`` (inside one) a name being declared by ``local`` - not a
+    reference, so it has no value to attach?"""
     decl = st[AU.DECL]
-    if decl is not None and decl[0] == AU.D_EXPECT_NAME and len(st[AU.STACK]) == decl[3]:
-        value = NOVAL  # a name being declared, not a reference
-    else:
-        value = bindings.get(ident.decode("utf-8", "replace"), NOVAL)
+    return decl is not None and decl[0] == AU.D_EXPECT_NAME and len(st[AU.STACK]) == decl[3]
+
+
+def _with_value(st: tuple, value: int) -> tuple:
+    """``st`` (inside an identifier) with ``value`` attached to the identifier."""
+    kw, _attached, juxt, tail = st[AU.PAY]
     return (AU.M_IDENT, (kw, value, juxt, tail)) + st[2:]
 
 

@@ -624,53 +624,6 @@ def test_cached_token_effects_equal_reading_byte_by_byte(project) -> None:
     assert checked > 1000 and declared > 0
 
 
-def test_state_ids_name_one_state_and_survive_dropped_tables(project) -> None:
-    """Cursors carry their state's id (equal states, equal ids); the effect and mask caches
-    keyed by ids give what a guard reading by state gives - also after the id table and the
-    effect caches are dropped mid-sequence (ids are never reused: a state seen again gets a
-    new id, and cursors holding old ids stay right) and from a cursor made by hand."""
-    from guard_support import byte_level_tokenizer
-    from luaguard.guard.automaton import Automaton
-    from luaguard.guard.matcher import Cursor, path_space
-    from luaguard.guard.token_bytes import token_table
-
-    table = token_table(byte_level_tokenizer())
-    tok = byte_level_tokenizer()
-    g = Guard(Automaton(path_space(project)), table)
-    ref = Guard(Automaton(path_space(project)), table)
-    src = (SAMPLES / "src" / "server" / "Services" / "CombatService.luau").read_text()
-    scripts = project.instances_for_file("src/server/Services/CombatService.luau")
-    ids = tok.encode(src[400:1400])
-    first_ids: set[int] = set()
-    for round_ in range(3):
-        cur, want = g.start(src[:400], scripts=scripts), ref.start(src[:400], scripts=scripts)
-        if round_ == 2:  # a cursor made by hand: no id yet
-            cur = Cursor(cur.state, cur.bindings, cur.ident, cur.names)
-            assert cur.sid == -1
-        for i, t in enumerate(ids):
-            if round_ == 1 and i == len(ids) // 2:
-                top = max(g._sids.values())
-                g._sids.clear()
-                g._effects.clear()
-                g._attached.clear()
-            mask, ref_mask = g.mask(cur), ref.engine.mask_after(want.state)
-            assert (mask.allow, mask.ids.tolist()) == (ref_mask.allow, ref_mask.ids.tolist())
-            nxt, want = g.advance(cur, t), ref.advance(want, t)
-            assert (nxt is None) == (want is None)
-            if nxt is None:
-                break
-            assert nxt[:6] == want[:6] and nxt.sid >= 0
-            assert g._sids.get(nxt.state, nxt.sid) == nxt.sid  # (the table names it, or forgot it)
-            if round_ == 0:
-                first_ids.add(nxt.sid)
-            elif round_ == 1 and i > len(ids) // 2:
-                assert nxt.sid > top and nxt.sid not in first_ids  # a new id, never an old one
-            cur = nxt
-        assert i > 200
-    same = [c.sid for c in (g.advance(g.start(src[:400], scripts=scripts), ids[0]) for _ in range(2))]
-    assert same[0] == same[1]
-
-
 def test_priming_reuses_the_analysis_lexing_and_gets_the_same_cursor(project) -> None:
     """Priming on header + prefix with the prefix's analysis reuses the analysis' lexing
     (the header is line comments); the cursor is the one lexing the whole prompt gives, at

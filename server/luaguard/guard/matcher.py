@@ -36,7 +36,6 @@ is checked against the right instance.
 from __future__ import annotations
 
 import bisect
-import itertools
 import threading
 import weakref
 from collections import OrderedDict
@@ -80,9 +79,7 @@ class Cursor(NamedTuple):
     ``state``: the automaton state; ``bindings``: variable name -> value (never mutated:
     a new dict is made on change); ``ident``: bytes of the identifier being read;
     ``names``: names of the ``local`` declaration being read; ``finished``: EOS consumed;
-    ``generated``: bytes produced since priming; ``sid``: the id the guard gave ``state``
-    (see :meth:`Guard.advance`; equal states have equal ids), ``-1`` for a cursor made by
-    hand (the guard then looks the state up).
+    ``generated``: bytes produced since priming.
     """
 
     state: tuple
@@ -91,7 +88,6 @@ class Cursor(NamedTuple):
     names: tuple[str, ...] = ()
     finished: bool = False
     generated: bytes = b""
-    sid: int = -1
 
 
 class Guard:
@@ -108,15 +104,9 @@ class Guard:
         self.engine = MaskEngine(automaton, table)
         self._primed: OrderedDict = OrderedDict()
         self._lock = threading.Lock()
-        # (state id, token id) -> what reading the token does (see _token_effect: the state,
-        # the identifier's update, the token's bytes, the state's id and how to attach an
-        # identifier's value), None (rejected) or _EVENTS; bounded
-        self._effects: dict[tuple[int, int], tuple | None] = {}
-        # state -> id (see _sid), and (state id, value) -> the state with an identifier's
-        # value attached and its id; bounded, ids never reused
-        self._sids: dict[tuple, int] = {}
-        self._sid_counter = itertools.count()
-        self._attached: dict[tuple[int, int], tuple[tuple, int]] = {}
+        # (state, token id) -> what reading the token does (see _token_effect, plus the
+        # token's bytes), None (rejected) or _EVENTS; bounded
+        self._effects: dict[tuple[tuple, int], tuple | None] = {}
 
     @classmethod
     def for_model(cls, tokenizer: Any, vocab_size: int | None = None, *, project=None,
@@ -157,23 +147,14 @@ class Guard:
 
         EOS is allowed only where :meth:`eos_ok`; special tokens and ids without bytes never.
         What a token does from a state is cached (:func:`_token_effect`), so a token read
-        before from the same state costs one look-up, not one automaton step per byte.  The
-        look-up is keyed by the state's id (:attr:`Cursor.sid`), not the state: hashing and
-        comparing a state (a tuple of ~20 nested items) took 6 us of a cached advance inside
-        the decoding loop, where the model's forward pass has evicted it from the CPU caches;
-        the value attached to an identifier at the token boundary is looked up by (state
-        id, value) the same way (measured: consume with warm caches 10.1-11.7 against
-        11.6-12.6 us a step; ``bench/README.md`` §6).
+        before from the same state costs one look-up, not one automaton step per byte.
         """
         if cur.finished:
             return None
         # the look-up first: a token read before from this state (the common case inside the
         # decoding loop, where every Python statement costs ~0.4 us: bench/README.md §6) needs
         # none of the checks below, which a cached effect has passed
-        sid = cur.sid
-        if sid < 0:
-            sid = self._sid(cur.state)
-        key = (sid, token_id)
+        key = (cur.state, token_id)
         eff = self._effects.get(key, _MISSING)
         if eff is _MISSING:
             table = self.table
@@ -186,11 +167,7 @@ class Guard:
                 return None
             eff = _token_effect(self.automaton, cur.state, data)
             if eff is not None and eff is not _EVENTS:
-                st = eff[0]
-                att = _ATT_NONE
-                if st[0] == AU.M_IDENT:
-                    att = _ATT_DECLARED if _declaring(st) else _ATT_LOOKUP
-                eff = eff + (data, self._sid(st), att)
+                eff = eff + (data,)
             if len(self._effects) > 200_000:
                 self._effects.clear()
             self._effects[key] = eff
@@ -198,32 +175,11 @@ class Guard:
             return None
         if eff is _EVENTS:
             return _feed(self, cur, self.table.token_bytes[token_id], GEN)
-        st, how_ident, a, z, data, nsid, att = eff
+        st, how_ident, a, z, data = eff
         ident = cur.ident if how_ident == 0 else (cur.ident + data[:z] if how_ident == 1 else data[a:z])
-        if att:
-            # the identifier's value at the token boundary (as _attach gives it)
-            value = NOVAL if att == _ATT_DECLARED else cur.bindings.get(ident.decode("utf-8", "replace"), NOVAL)
-            got = self._attached.get((nsid, value))
-            if got is None:
-                ast = _with_value(st, value)
-                got = (ast, self._sid(ast))
-                if len(self._attached) > 200_000:
-                    self._attached.clear()
-                self._attached[(nsid, value)] = got
-            st, nsid = got
-        return _new_cursor(Cursor, (st, cur.bindings, ident, cur.names, False, cur.generated + data, nsid))
-
-    def _sid(self, state: tuple) -> int:
-        """The id of ``state``: equal states get one id (while the table, bounded, keeps
-        it), ids are never reused (a forgotten state gets a new one), so a cached effect
-        keyed by an id always belongs to that id's state.  Thread-safe (ids are drawn from
-        one counter; ``setdefault`` keeps the first id a racing thread stored)."""
-        got = self._sids.get(state)
-        if got is None:
-            if len(self._sids) > 400_000:
-                self._sids.clear()
-            got = self._sids.setdefault(state, next(self._sid_counter))
-        return got
+        if st[0] == AU.M_IDENT:
+            st = _attach(st, ident, cur.bindings)
+        return _new_cursor(Cursor, (st, cur.bindings, ident, cur.names, False, cur.generated + data))
 
     def warm(self, sequences: Iterable[Sequence[int]], *, scripts: Sequence[Instance] = (),
              budget_s: float = 5.0) -> int:
@@ -274,12 +230,12 @@ class Guard:
 
     def mask(self, cur: Cursor) -> TokenMask:
         """The :class:`~.vocab.TokenMask` for the token after ``cur``."""
-        return self.engine.mask_after(cur.state, cur.sid)
+        return self.engine.mask_after(cur.state)
 
     def cached_mask(self, cur: Cursor) -> TokenMask | None:
         """The mask for the token after ``cur`` when the engine has it at hand (one look-up
-        by the state's id, or by the full state), else ``None`` - nothing is computed."""
-        return self.engine.cached_after(cur.state, cur.sid)
+        by full state), else ``None`` - nothing is computed."""
+        return self.engine.cached_after(cur.state)
 
 
 class Matcher:
@@ -403,15 +359,12 @@ def _feed(guard: Guard, cur: Cursor, data: bytes, how: int) -> Cursor | None:
         st = ns
     st = _attach(st, ident, bindings)
     gen = cur.generated + data if how & GEN else cur.generated
-    return Cursor(st, bindings, ident, names, False, gen, guard._sid(st))
+    return Cursor(st, bindings, ident, names, False, gen)
 
 
 _MISSING = object()
 _EVENTS = ("events",)  # a token whose reading emits declaration events: read by _feed
 _new_cursor = tuple.__new__  # Cursor(...) without the named tuple's Python-level __new__
-# how a cached token effect attaches an identifier's value at the boundary (see _attach):
-# not an identifier, look the identifier up in the bindings, a name being declared (none)
-_ATT_NONE, _ATT_LOOKUP, _ATT_DECLARED = 0, 1, 2
 
 
 def _token_effect(au: Automaton, state: tuple, data: bytes) -> tuple | None:
@@ -478,20 +431,12 @@ def _attach(st: tuple, ident: bytes, bindings: Mapping[str, int]) -> tuple:
     """At a token boundary inside an identifier, attach the identifier's value."""
     if st[0] != AU.M_IDENT:
         return st
-    value = NOVAL if _declaring(st) else bindings.get(ident.decode("utf-8", "replace"), NOVAL)
-    return _with_value(st, value)
-
-
-def _declaring(st: tuple) -> bool:
-    """Is the identifier of ``st`` (inside one) a name being declared by ``local`` - not a
-    reference, so it has no value to attach?"""
+    kw, _attach_v, juxt, tail = st[AU.PAY]
     decl = st[AU.DECL]
-    return decl is not None and decl[0] == AU.D_EXPECT_NAME and len(st[AU.STACK]) == decl[3]
-
-
-def _with_value(st: tuple, value: int) -> tuple:
-    """``st`` (inside an identifier) with ``value`` attached to the identifier."""
-    kw, _attached, juxt, tail = st[AU.PAY]
+    if decl is not None and decl[0] == AU.D_EXPECT_NAME and len(st[AU.STACK]) == decl[3]:
+        value = NOVAL  # a name being declared, not a reference
+    else:
+        value = bindings.get(ident.decode("utf-8", "replace"), NOVAL)
     return (AU.M_IDENT, (kw, value, juxt, tail)) + st[2:]
 
 

@@ -926,7 +926,6 @@ class MaskEngine:
         self._pieces: dict[int, list] = {}
         self._merged_ids = 0  # ids held by the masks' own (merged) arrays
         self._by_state: dict[tuple, TokenMask] = {}  # by full state: no projection on a hit
-        self._by_key: dict[int, TokenMask] = {}  # by the caller's key of the full state
         self._mask_ids = 0
         self._switch_arena()
         self._cwalk = self._new_cwalker() if self.compiled else None
@@ -967,7 +966,6 @@ class MaskEngine:
         self._combos.clear()
         self._masks.clear()
         self._by_state.clear()
-        self._by_key.clear()
         self._mask_ids -= self._merged_ids
         self._merged_ids = 0
         self._switch_arena()
@@ -988,40 +986,25 @@ class MaskEngine:
         self._arena, self._spare_arena = spare, cur
 
     # -- public ----------------------------------------------------------------------------
-    def mask_after(self, state: tuple, key: int = -1) -> TokenMask:
+    def mask_after(self, state: tuple) -> TokenMask:
         """The mask for the next token after the full automaton state ``state`` (EOS allowed
         where :meth:`~.automaton.Automaton.eos_ok`); a state seen before is one dictionary
-        look-up, without projecting it.  ``key`` (optional, ``-1``: none): an int the caller
-        gives ``state`` and no other state, to look the mask up by (cheaper than hashing
-        the state) - :class:`~.matcher.Guard` passes its cursors' state ids, which are
-        never reused (not the walk's own state ids)."""
-        if key >= 0:
-            got = self._by_key.get(key)
-            if got is not None:
-                self.stats["mask_hits"] += 1
-                return got
+        look-up, without projecting it."""
         got = self._by_state.get(state)
         if got is not None:
             self.stats["mask_hits"] += 1
-        else:
-            got = self.mask(state, self.automaton.eos_ok(state))
-            with self._lock:
-                if len(self._by_state) > 100_000:
-                    self._by_state.clear()
-                self._by_state[state] = got
-        if key >= 0:
-            with self._lock:
-                if len(self._by_key) > 100_000:
-                    self._by_key.clear()
-                self._by_key[key] = got
+            return got
+        got = self.mask(state, self.automaton.eos_ok(state))
+        with self._lock:
+            if len(self._by_state) > 100_000:
+                self._by_state.clear()
+            self._by_state[state] = got
         return got
 
-    def cached_after(self, state: tuple, key: int = -1) -> TokenMask | None:
+    def cached_after(self, state: tuple) -> TokenMask | None:
         """:meth:`mask_after` when the mask of the full state ``state`` is at hand (a state
         seen before), else ``None``: computes nothing."""
-        got = self._by_key.get(key) if key >= 0 else None
-        if got is None:
-            got = self._by_state.get(state)
+        got = self._by_state.get(state)
         if got is not None:
             self.stats["mask_hits"] += 1
         return got

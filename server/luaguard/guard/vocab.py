@@ -32,7 +32,9 @@ device).  The arrays are per token layer and shared by every mask that uses the 
 layer state, so a new mask at a large vocabulary mostly reuses arrays instead of
 allocating its own (see :meth:`MaskEngine._build`).  Applying one costs one
 ``index_fill_`` per banned array (or ``index_select`` + ``fill_`` + ``index_copy_`` for
-allowed ids); no ``decode``/``encode`` happens in a step.
+allowed ids); no ``decode``/``encode`` happens in a step.  A small vocabulary (up to
+:data:`DENSE_BUILD_MAX` ids) builds each new mask straight as the boolean row it is
+applied with, and one id array (:meth:`MaskEngine._build_dense`).
 """
 
 from __future__ import annotations
@@ -407,7 +409,8 @@ class TokenMask:
     large vocabulary allocates little: ``keep`` (disjoint arrays of allowed ids) and, for a
     mask kept as banned ids, ``ban`` (arrays of ids set to ``-inf``, which may include ids of
     ``keep``: those are restored afterwards).  ``TokenMask(allow, ids, ...)`` builds a mask
-    from one array as before.
+    from one array as before (a small vocabulary's masks: one array and their boolean
+    row, :meth:`MaskEngine._build_dense`).
     """
 
     __slots__ = ("allow", "size", "n_allowed", "eos", "dead_end", "keep", "ban", "_n_keep", "_ids", "_tensors", "_set",

@@ -324,9 +324,7 @@ def _feed(guard: Guard, cur: Cursor, data: bytes, how: int) -> Cursor | None:
         was_ident = st[0] == AU.M_IDENT
         if was_ident and idchar[b] and fixed(st):
             # the rest of the run of identifier bytes leaves the state as it is
-            j = i + 1
-            while j < n and idchar[data[j]]:
-                j += 1
+            j = _ident_run_end(data, i)
             ident = ident + data[i:j]
             i = j
             continue
@@ -367,6 +365,17 @@ _EVENTS = ("events",)  # a token whose reading emits declaration events: read by
 _new_cursor = tuple.__new__  # Cursor(...) without the named tuple's Python-level __new__
 
 
+def _ident_run_end(data: bytes, i: int) -> int:
+    """The end of the run of identifier bytes of ``data`` that starts at ``i`` (a reader
+    skips it from a state :meth:`~.automaton.Automaton.ident_fixed` calls fixed)."""
+    idchar = AU._IDCHAR
+    n = len(data)
+    i += 1
+    while i < n and idchar[data[i]]:
+        i += 1
+    return i
+
+
 def _token_effect(au: Automaton, state: tuple, data: bytes) -> tuple | None:
     """What reading generated token bytes ``data`` from ``state`` does, independently of the
     cursor's bindings and identifier: ``None`` (rejected), :data:`_EVENTS` (declaration
@@ -390,10 +399,7 @@ def _token_effect(au: Automaton, state: tuple, data: bytes) -> tuple | None:
         was_ident = st[0] == AU.M_IDENT
         if was_ident and idchar[b] and fixed(st):
             # the rest of the run of identifier bytes leaves the state as it is
-            i += 1
-            while i < n and idchar[data[i]]:
-                i += 1
-            z = i
+            i = z = _ident_run_end(data, i)
             if how_ident == 0:
                 how_ident = 1
             continue

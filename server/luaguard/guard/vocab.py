@@ -1036,16 +1036,15 @@ class MaskEngine:
                 limit = sys.getrecursionlimit()
                 if limit < 4000:
                     sys.setrecursionlimit(4000)
-                if self.table.size <= DENSE_BUILD_MAX:
-                    m = self._build_dense(layers, eos)
-                else:
-                    m = self._build(layers, eos)
-                    if self.table.size <= DENSE_MAX:
-                        # the boolean row a step applies (TokenMask.apply_), made here so
-                        # that its bytes count in the budget (an id of the budget is 8 bytes)
-                        m.banned_row()
-                        self._merged_ids += self.table.size // 8 + 1
-                        self._mask_ids += self.table.size // 8 + 1
+                size = self.table.size
+                m = self._build_dense(layers, eos) if size <= DENSE_BUILD_MAX else self._build(layers, eos)
+                if size <= DENSE_MAX or m._dense is not None:
+                    # the boolean row a step applies (TokenMask.apply_), made here (if the
+                    # build did not) so that its bytes count in the budget (an id of the
+                    # budget is 8 bytes)
+                    m.banned_row()
+                    self._merged_ids += size // 8 + 1
+                    self._mask_ids += size // 8 + 1
                 self._combos[ck] = m
                 if self._mask_ids > self.max_mask_ids:
                     self._evict_masks()
@@ -1262,8 +1261,8 @@ class MaskEngine:
         gives (tested), without the per-layer id arrays that let large vocabularies share
         memory between masks: at 4,096 ids those cost a new mask more than its walk's
         Python steps (measured in the decoding loop, guard_breakdown's sampling: 63 us of
-        assembly a mask).  The row and the ids count against the id budget (an id is 8
-        bytes)."""
+        assembly a mask).  The ids count against the id budget here, the row in
+        :meth:`mask`."""
         trie = self.trie
         size = self.table.size
         ivs = [self._layer_array(root, lsid) for root, lsid in zip(trie.roots, layers)
@@ -1288,9 +1287,8 @@ class MaskEngine:
         ids = np.flatnonzero(~row if allow else row).astype(np.int64, copy=False)
         m = TokenMask(allow, ids, size, n_allowed, eos, dead)
         m._dense = row
-        fresh = len(ids) + size // 8 + 1
-        self._merged_ids += fresh
-        self._mask_ids += fresh
+        self._merged_ids += len(ids)
+        self._mask_ids += len(ids)
         return m
 
     def _build(self, layers: tuple[int, ...], eos: bool) -> TokenMask:

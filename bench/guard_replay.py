@@ -145,15 +145,21 @@ def main(argv: list[str] | None = None) -> int:
     guard = guard_for(table, project, GuardOptions())
     prompts = cut_prompts(120, 100, args.seed)
     seq_path = Path(args.seqs) if args.seqs else None
+    made_with = {"seed": args.seed, "temperature": args.temperature, "max_new_tokens": args.max_new_tokens}
     if seq_path is not None and seq_path.exists():
-        seqs = json.loads(seq_path.read_text())
+        saved = json.loads(seq_path.read_text())
+        if not isinstance(saved, dict) or saved.get("made_with") != made_with:
+            print(f"{seq_path}: sequences made with other settings ({saved.get('made_with') if isinstance(saved, dict) else '?'}"
+                  f", not {made_with}): delete it or pass another --seqs file")
+            return 2
+        seqs = saved["sequences"]
         print(f"sequences: {len(seqs)} read from {seq_path}")
     else:
         t0 = time.perf_counter()
         seqs = make_sequences(lm, project, guard, prompts, args.max_new_tokens, args.seed, args.temperature)
         print(f"sequences: {len(seqs)} generated in {time.perf_counter() - t0:.0f}s")
         if seq_path is not None:
-            seq_path.write_text(json.dumps(seqs))
+            seq_path.write_text(json.dumps({"made_with": made_with, "sequences": seqs}))
     prepared = {}
     for i, (rel, text, off, _kind) in enumerate(prompts):
         scripts, analysis, prompt = prepare_prompt(lm, project, guard.space, rel, text, off, args.max_new_tokens)

@@ -126,6 +126,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.reps < 1:
         ap.error("--reps must be at least 1")
+    if args.pad_size < 0:
+        ap.error("--pad-size must be 0 (no padding) or more than the model's vocabulary")
 
     import numpy as np
     import torch
@@ -142,12 +144,19 @@ def main(argv: list[str] | None = None) -> int:
     lm = load_model(None, device="cpu")
     project = load_project(SAMPLES)
     table = token_table(lm.tokenizer, _logits_width(lm), eos_ids=_eos_ids(lm))
+    if args.pad_size and args.pad_size <= table.size:
+        print(f"--pad-size {args.pad_size}: the model's vocabulary already has {table.size} ids")
+        return 2
     guard = guard_for(table, project, GuardOptions())
     prompts = cut_prompts(120, 100, args.seed)
     seq_path = Path(args.seqs) if args.seqs else None
     made_with = {"seed": args.seed, "temperature": args.temperature, "max_new_tokens": args.max_new_tokens}
     if seq_path is not None and seq_path.exists():
-        saved = json.loads(seq_path.read_text())
+        try:
+            saved = json.loads(seq_path.read_text())
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            print(f"{seq_path}: not a sequences file of this script ({exc}): delete it or pass another --seqs file")
+            return 2
         if not isinstance(saved, dict) or saved.get("made_with") != made_with:
             print(f"{seq_path}: sequences made with other settings ({saved.get('made_with') if isinstance(saved, dict) else '?'}"
                   f", not {made_with}): delete it or pass another --seqs file")

@@ -52,15 +52,15 @@ from guard_eval import SAMPLES, cut_prompts, pct, prepare_prompt, synthetic_toke
 CALLBACKS = ("trans_miss", "cmap", "trunc_miss", "gproj_miss", "deleg_miss")
 
 
-def make_sequences(lm, project, guard, prompts, max_new_tokens: int, seed: int, temperature: float) -> list[dict]:
+def make_sequences(lm, guard, prepared: list[tuple], max_new_tokens: int, seed: int, temperature: float) -> list[dict]:
     """The guarded runs of guard_eval (greedy, then sampled, per prompt) as
-    ``{"prompt": i, "temperature": t, "ids": [...]}`` records."""
+    ``{"prompt": i, "temperature": t, "ids": [...]}`` records; ``prepared``: per prompt,
+    what guard_eval's ``prepare_prompt`` gives (scripts, analysis, prompt)."""
     from luaguard.guard.generate import _eos_ids, generate_ids
 
     eos = _eos_ids(lm)
     out = []
-    for i, (rel, text, off, _kind) in enumerate(prompts):
-        scripts, analysis, prompt = prepare_prompt(lm, project, guard.space, rel, text, off, max_new_tokens)
+    for i, (scripts, analysis, prompt) in enumerate(prepared):
         for temp in (0.0, temperature):
             m = guard.matcher(prompt.guard_text, scripts=scripts, analysis=analysis, shift=len(prompt.header))
             res = generate_ids(lm.model, prompt.input_ids, max_new_tokens=max_new_tokens, eos_ids=eos, matcher=m,
@@ -149,6 +149,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     guard = guard_for(table, project, GuardOptions())
     prompts = cut_prompts(120, 100, args.seed)
+    prepared = [prepare_prompt(lm, project, guard.space, rel, text, off, args.max_new_tokens)
+                for rel, text, off, _kind in prompts]
     seq_path = Path(args.seqs) if args.seqs else None
     made_with = {"seed": args.seed, "temperature": args.temperature, "max_new_tokens": args.max_new_tokens}
     if seq_path is not None and seq_path.exists():
@@ -165,15 +167,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"sequences: {len(seqs)} read from {seq_path}")
     else:
         t0 = time.perf_counter()
-        seqs = make_sequences(lm, project, guard, prompts, args.max_new_tokens, args.seed, args.temperature)
+        seqs = make_sequences(lm, guard, prepared, args.max_new_tokens, args.seed, args.temperature)
         print(f"sequences: {len(seqs)} generated in {time.perf_counter() - t0:.0f}s")
         if seq_path is not None:
             seq_path.write_text(json.dumps({"made_with": made_with, "sequences": seqs}))
-    prepared = {}
-    for i, (rel, text, off, _kind) in enumerate(prompts):
-        scripts, analysis, prompt = prepare_prompt(lm, project, guard.space, rel, text, off, args.max_new_tokens)
-        prepared[i] = (prompt.guard_text, scripts, analysis, len(prompt.header))
-    work = [(*prepared[s["prompt"]], s["ids"]) for s in seqs if s["prompt"] in prepared]
+    work = []
+    for seq in seqs:
+        if 0 <= seq["prompt"] < len(prepared):
+            scripts, analysis, prompt = prepared[seq["prompt"]]
+            work.append((prompt.guard_text, scripts, analysis, len(prompt.header), seq["ids"]))
     # the project's name tables, built as guard_eval's first pass builds them
     for text_, scripts, analysis, shift, ids in work:
         m = guard.matcher(text_, scripts=scripts, analysis=analysis, shift=shift)

@@ -1407,7 +1407,7 @@ def test_fixed_identifiers_are_left_as_they_are_by_identifier_bytes(project) -> 
     """Automaton.ident_fixed (readers skip the rest of a run of identifier bytes from such a
     state): from every state the walk met and every state a byte-by-byte reading of sample
     files passed, a state it calls fixed steps to itself on every identifier byte in all
-    four modes - and there are such states (inside identifiers read within a token).""" 
+    four modes - and there are such states (inside identifiers read within a token)."""
     from luaguard.guard import automaton as AU
     from guard_support import byte_level_tokenizer
     from luaguard.guard.automaton import GEN, LENIENT, Automaton

@@ -300,7 +300,8 @@ def main(argv: list[str] | None = None) -> int:
         build = time.perf_counter() - t1
         if args.warm > 0:
             t1 = time.perf_counter()
-            seqs = [lm.tokenizer(p.read_text(), add_special_tokens=False).input_ids
+            seqs = [lm.tokenizer(p.read_text(), add_special_tokens=False, split_special_tokens=True,
+                                 verbose=False).input_ids  # (as CompletionEngine.warm reads them)
                     for p in sorted((SAMPLES / "src").rglob("*.luau"))]
             n = gbig.warm(seqs, budget_s=args.warm * 4)
             print(f"padded guard warm-up: {n} tokens in {time.perf_counter() - t1:.1f}s")

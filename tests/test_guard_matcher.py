@@ -1232,6 +1232,30 @@ def test_compiled_layer_id_arrays_match_numpy() -> None:
         V._c_fill(np.zeros(8), np.array([1], dtype=np.int64))
 
 
+def test_rank_total_counts_the_ranks_of_intervals() -> None:
+    """``_rank_total`` (a layer's accepted tokens, from its rank intervals; ``rank_total`` in
+    ``_walk.c`` where built, numpy otherwise) equals the sum of the intervals' lengths, for
+    arrays the walk makes (read-only views of its bytes), numpy's own and empty ones; the C
+    function refuses a buffer that is not int64."""
+    import numpy as np
+
+    import luaguard.guard.vocab as V
+
+    rng = np.random.default_rng(11)
+    for _ in range(100):
+        cuts = np.sort(rng.choice(np.arange(10_000), size=2 * int(rng.integers(0, 30)), replace=False))
+        iv = cuts.reshape(-1, 2).astype(np.int64)
+        want = int(sum(z - a for a, z in iv.tolist()))
+        assert V._rank_total(iv) == want
+        view = np.frombuffer(iv.tobytes(), dtype=np.int64).reshape(-1, 2)  # as _layer_array makes them
+        assert V._rank_total(view) == want
+        assert V._rank_total(np.asfortranarray(iv)) == want  # (not C-contiguous: numpy's way)
+    assert V._rank_total(np.zeros((0, 2), dtype=np.int64)) == 0
+    if V._c_rank_total is not None:
+        with pytest.raises(TypeError, match="int64"):
+            V._c_rank_total(np.zeros((2, 2), dtype=np.int32))
+
+
 def test_a_dropped_engine_is_freed_without_a_garbage_collection(project) -> None:
     """The compiled walk holds no reference cycle through its engine: dropping the engine
     frees it (and its tables) at once, not at the next full collection."""

@@ -80,9 +80,10 @@ try:  # the compiled walk (setup.py builds it; optional)
     from ._walk import allow_row as _c_allow_row
     from ._walk import fill as _c_fill
     from ._walk import gather as _c_gather
+    from ._walk import rank_total as _c_rank_total
     from ._walk import side_runs as _c_side_runs
 except ImportError:  # pragma: no cover - depends on the install
-    _CWalker = _c_gather = _c_side_runs = _c_fill = _c_allow_row = None
+    _CWalker = _c_gather = _c_side_runs = _c_fill = _c_allow_row = _c_rank_total = None
 
 _NEG_INF = float("-inf")  # (made once: building it per call shows in a step's time)
 
@@ -641,6 +642,13 @@ def _layer_ids_numpy(trie: VocabTrie, root: int, iv: np.ndarray, banned: bool) -
     if rest is None or not len(rest):
         return tuple(views), 0
     return tuple(views) + (rest,), len(rest)
+
+
+def _rank_total(iv: np.ndarray) -> int:
+    """The ranks an ``(n, 2)`` int64 array of ``[first, end)`` intervals covers."""
+    if _c_rank_total is not None and iv.flags.c_contiguous:
+        return _c_rank_total(iv)
+    return int((iv[:, 1] - iv[:, 0]).sum()) if len(iv) else 0
 
 
 def _cat(arrays: tuple[np.ndarray, ...] | list[np.ndarray]) -> np.ndarray:
@@ -1233,7 +1241,7 @@ class MaskEngine:
         got = self._pieces.get(key)
         if got is None:
             iv = self._layer_array(root, lsid)
-            got = self._pieces[key] = [int((iv[:, 1] - iv[:, 0]).sum()) if len(iv) else 0, None, None, 0]
+            got = self._pieces[key] = [_rank_total(iv), None, None, 0]
         return got
 
     def _side(self, root: int, lsid: int, info: list, banned: bool) -> tuple[np.ndarray, ...]:

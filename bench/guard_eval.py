@@ -149,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
     from guard_support import new_violations
     from luaguard.engine import Engine
+    from luaguard.guard.context import encode_text
     from luaguard.guard.generate import _eos_ids, _logits_width, generate_ids
     from luaguard.guard.matcher import GuardOptions, guard_for
     from luaguard.guard.model import load_model
@@ -300,9 +301,7 @@ def main(argv: list[str] | None = None) -> int:
         build = time.perf_counter() - t1
         if args.warm > 0:
             t1 = time.perf_counter()
-            seqs = [lm.tokenizer(p.read_text(), add_special_tokens=False, split_special_tokens=True,
-                                 verbose=False).input_ids  # (as CompletionEngine.warm reads them)
-                    for p in sorted((SAMPLES / "src").rglob("*.luau"))]
+            seqs = [encode_text(lm.tokenizer, p.read_text()) for p in sorted((SAMPLES / "src").rglob("*.luau"))]
             n = gbig.warm(seqs, budget_s=args.warm * 4)
             print(f"padded guard warm-up: {n} tokens in {time.perf_counter() - t1:.1f}s")
             gbig.engine.stats.update(masks=0, mask_hits=0)

@@ -31,7 +31,7 @@ from typing import Any
 from ..project.tree import Instance
 from .corpus import describe_children, format_prompt_context
 
-__all__ = ["Prompt", "build_prompt", "fim_tokens", "module_exports"]
+__all__ = ["Prompt", "build_prompt", "encode_text", "fim_tokens", "module_exports"]
 
 _FIM = ("<fim_prefix>", "<fim_suffix>", "<fim_middle>")
 _MAX_FACTS = 24
@@ -71,7 +71,11 @@ def fim_tokens(tokenizer: Any) -> tuple[int, int, int] | None:
     return ids[0], ids[1], ids[2]
 
 
-def _encode(tokenizer: Any, text: str) -> list[int]:
+def encode_text(tokenizer: Any, text: str) -> list[int]:
+    """The token ids of ``text`` as the guard reads text (a prompt's parts, a file to warm the
+    mask cache on): no special tokens added, special-token text read as plain text, and no
+    transformers warning about a length past the model's context (these ids are cut to the
+    budget, or never reach the model)."""
     if not text:
         return []
     return list(tokenizer(text, add_special_tokens=False, split_special_tokens=True, verbose=False).input_ids)
@@ -199,23 +203,23 @@ def build_prompt(
     if script_path or parent_path or siblings or extra:
         candidate_lines = extra[:_MAX_FACTS]
         header = format_prompt_context(script_path, siblings, parent_path, [])
-        if len(_encode(tokenizer, header)) > header_budget:
+        if len(encode_text(tokenizer, header)) > header_budget:
             header = format_prompt_context(script_path, [], parent_path, [])
-            if len(_encode(tokenizer, header)) > header_budget:
+            if len(encode_text(tokenizer, header)) > header_budget:
                 header = ""
         for line in candidate_lines:
             trial = header + format_prompt_context("", [], "", [line])
-            if len(_encode(tokenizer, trial)) > header_budget:
+            if len(encode_text(tokenizer, trial)) > header_budget:
                 break
             header = trial
             used.append(line)
-    header_ids = _encode(tokenizer, header)
+    header_ids = encode_text(tokenizer, header)
     fim_ids = fim_tokens(tokenizer) if fim and suffix.strip() else None
     suffix_ids: list[int] = []
     if fim_ids is not None:
-        suffix_ids = _encode(tokenizer, suffix)[: int(budget * suffix_share)]
+        suffix_ids = encode_text(tokenizer, suffix)[: int(budget * suffix_share)]
     room = budget - len(header_ids) - len(suffix_ids) - (3 if fim_ids is not None else 0)
-    prefix_ids = _encode(tokenizer, prefix)
+    prefix_ids = encode_text(tokenizer, prefix)
     truncated = len(prefix_ids) > room
     if truncated:
         prefix_ids = prefix_ids[len(prefix_ids) - max(room, 0):] if room > 0 else []

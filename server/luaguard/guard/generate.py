@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..config import CompletionSettings
-from .context import build_prompt
+from .context import build_prompt, encode_text
 from .matcher import Guard, GuardOptions, Matcher, guard_for, path_space
 from .token_bytes import token_table
 
@@ -476,7 +476,7 @@ class CompletionEngine:
                         texts.append((root / rel).read_text(encoding="utf-8", errors="replace"))
                     except OSError:
                         continue
-        seqs = (lm.tokenizer(t, add_special_tokens=False, split_special_tokens=True, verbose=False).input_ids for t in texts)
+        seqs = (encode_text(lm.tokenizer, t) for t in texts)
         return g.warm(seqs, budget_s=budget_s)
 
     def guard(self, project=None, *, options: GuardOptions | None = None, ids: Sequence[str] = ()) -> Guard:

@@ -1506,3 +1506,52 @@ def test_delegates_step_as_the_pending_token_does(project) -> None:
         checked[s[AU.MODE]] += 1
     for mode in (AU.M_DOT1, AU.M_DOT2, AU.M_COLON, AU.M_DASH):
         assert checked[mode] >= 3, checked
+
+
+def test_compiled_steps_equal_the_automatons_steps_byte_for_byte(project) -> None:
+    """The compiled walk's own automaton steps (``cstep`` in ``_walk.c``: between tokens in
+    code, names after ``.``/``:``, lookup and index name strings, and after ``[``) give, for
+    every byte, the state :meth:`Automaton.step` gives from every state the walks of random
+    sample positions reached, and intern new states with the free kind and projection class
+    the automaton computes for them (which the walk's skips read)."""
+    import collections
+
+    import luaguard.guard.vocab as V
+    from guard_support import byte_level_tokenizer
+    from luaguard.guard import automaton as A
+    from luaguard.guard.matcher import path_space
+    from luaguard.guard.token_bytes import token_table
+
+    import os
+
+    if os.environ.get(V.PURE_PYTHON_ENV) or V._CWalker is None:
+        pytest.skip("the compiled walk is not in use")
+    table = token_table(byte_level_tokenizer())
+    au = A.Automaton(path_space(project))
+    g = Guard(au, table)
+    assert g.engine.compiled and g.engine.compiled_steps
+    _walked_states(g, project, 31, 6)
+    for text in ('local rs = game:GetService("', 'game.ReplicatedStorage:WaitForChild("', 'game.Workspace["',
+                 "local x = game.ReplicatedStorage.", "game.Players.LocalPlayer:"):
+        g.matcher(text).mask()  # (name strings and names of the walk's own)
+    t, cw = g.engine._tables, g.engine._cwalk
+    covered: collections.Counter = collections.Counter()
+    for sid in range(min(len(t.states), 2500)):
+        s = t.states[sid]
+        for b in range(256):
+            got = cw.step(sid, b)
+            if got is None:
+                continue
+            want = au.step(s, b)
+            assert (None if got < 0 else t.states[got]) == want, (s, b)
+            covered[s[0]] += 1
+    for sid, s in enumerate(t.states):
+        assert (t.free[sid], t.pclass[sid]) == (au.free_kind(s), au.projection_class(s)), s
+    assert all(covered[m] > 100 for m in (A.M_CODE, A.M_NAME, A.M_NSTR, A.M_LBRACK)), covered
+    # with grounded asset ids the automaton's steps stay in Python
+    from luaguard.guard.numbers import IdSet
+
+    ids_au = A.Automaton(path_space(project), ids=IdSet(["1234567"]))
+    g2 = Guard(ids_au, table)
+    g2.engine.mask_after(A.initial_state())
+    assert all(g2.engine._cwalk.step(0, b) is None for b in range(256))

@@ -185,6 +185,12 @@ _CLOSER_KINDS = {0x29: (K_CALL, K_GROUP), 0x5D: (K_INDEX,), 0x7D: (K_TABLE, K_IN
 _MISSING = object()
 
 
+#: Automaton.name_end's answers besides a value (``NE_*`` in ``_walk.c``)
+NE_PYTHON = -(1 << 40)
+NE_REJECT = NE_PYTHON + 1
+NE_DEFAULT = NE_PYTHON + 2
+
+
 def _text_end(s: tuple) -> int:
     """The ``END_*`` bit of the byte that can end the string or comment ``s`` is in (``s``
     in one of :data:`_TEXT_MODES`): its quote, the backtick, a line break, or ``]`` for long
@@ -297,6 +303,81 @@ class Automaton:
             elif c == C_BAD:
                 classes[b] = 0x00
         self._code_classes = tuple(classes)
+
+    def compiled_code_steps(self) -> dict | None:
+        """What the compiled mask walk (``cstep`` in ``_walk.c``) needs to step states itself
+        - in code, in a name after ``.``/``:``, in a lookup's or index's name string, after
+        ``[`` - as this automaton does for the walk's steps (``how`` 0): the options it
+        reads (``keep_flags``: ``stop="line"``; the string matcher's start state; the asset-id
+        trigger's start, -2 when not tracked), the byte classes in code (``klass``, bytes of
+        256), per byte the keyword-trie node an identifier starting with it is at
+        (``kw_first``) and whether that node leads to a keyword allowed after a string
+        literal in brackets (``after_string_ok``), and ``layout``, the constants the C code
+        hard-codes, in its order (the walker refuses to start when they differ); for names,
+        the keyword trie's next positions (``kw_next``, 256 per position), its positions
+        where a keyword ends (``kw_word``), the identifier bytes (``idchar``) and the name
+        tables' answers (:meth:`name_child`, :meth:`name_end`).  ``None`` when grounded
+        asset ids are tracked (their number contexts and ``Id`` tails stay in Python)."""
+        if self.ids is not None:
+            return None
+        kw_first = tuple(_KW_NEXT.get((0, b), -1) for b in range(256))
+        layout = (M_CODE, M_IDENT, M_NUM, M_DASH, M_DOT1, M_DOT2, M_COLON, M_LBRACK, M_STR, M_LSTR, M_LCMT, M_BCMT,
+                  M_INTERP, M_TILDE, P_NONE, P_PRE, P_NAME, P_CALLABLE, P_VAL, P_OTHER, P_THEN_EXPR, P_STRING,
+                  K_CALL, K_GROUP, K_INDEX, K_TABLE, K_INTERP, C_BAD, C_WS, C_NL, C_IDSTART, C_DIGIT, NOVAL, POISON,
+                  LITERAL, ATTACH_MAYBE, G_FRESH, G_CHAIN, G_IMPURE, F_WS, F_NL, F_IOPEN, I_JUXT, I_EXPRPOS,
+                  I_AFTER_STRING, END_DQ, END_SQ, END_BT, F_DQ, F_SQ, F_INTERP, F_BLANK, N_NONE, PH1, S_Z, S_D, 63,
+                  M_NAME, F_IDENT, M_NSTR, F_NSTR)
+        n_kw = len(_KW_PREFIXES)
+        return {
+            "keep_flags": int(self._keep_flags),
+            "sm_start": self.sm.start,
+            "tstart": self._tstart,
+            "klass": bytes(_CLASS),
+            "kw_first": kw_first,
+            "after_string_ok": bytes(int(k in _KW_AFTER_EXPR_NODES) for k in kw_first),
+            "layout": layout,
+            "kw_next": tuple(_KW_NEXT.get((k, b), -1) for k in range(n_kw) for b in range(256)),
+            "idchar": bytes(int(c) for c in _IDCHAR),
+            "kw_word": bytes(int(k in _KW_AT) for k in range(n_kw)),
+            "name_child": self.name_child,
+            "name_end": self.name_end,
+        }
+
+    def name_end(self, table: int, pos: int) -> int:
+        """For the compiled walk's name steps: what ends a name at position ``pos`` (>= 0)
+        of name table ``table`` (as :meth:`_name` does, not lenient, for a byte that is no
+        identifier byte), packed in an int: :data:`NE_PYTHON` for a lookup method's name
+        (its ``(`` is read in Python), :data:`NE_REJECT` when no name of the closed table
+        ends there, :data:`NE_DEFAULT` when the value read is the name's default
+        (:data:`~.paths.POISON` on a poisoned value, else :data:`~.paths.NOVAL`), else the
+        value the name has."""
+        t = self.space.get_table(table)
+        r = t.result[pos]
+        if t.kind == KIND_METHOD:
+            return NE_DEFAULT if r is None else NE_PYTHON
+        if r is not None:
+            return r
+        return NE_DEFAULT if t.free else NE_REJECT
+
+    def name_child(self, table: int, pos: int, b: int) -> int:
+        """For the compiled walk's name steps (``name_step`` in ``_walk.c``: a name's bytes as
+        :meth:`_name` reads them, not lenient): identifier byte ``b`` at position ``pos`` of
+        name table ``table``, packed in an int - ``-1`` when the name leaves the table and the
+        table is closed (rejected), ``-2`` when it leaves a free table (any name follows),
+        else the child's position as the state keeps it (:meth:`_position`: ``(t, n)``) as
+        ``(t << 34) | (n << 2) | (drop << 1) | free`` (``free``: the table is free, which
+        decides the next state's :meth:`free_kind`; ``drop``: a name's first byte drops the
+        value it is read on, as :meth:`_name` does with ``share_names`` outside the method
+        table).  ``ValueError`` for a node past 32 bits."""
+        t = self.space.get_table(table)
+        node = t.children[pos].get(b)
+        if node is None:
+            return -2 if t.free else -1
+        ct, cn = self._position(table, node)
+        if not 0 <= cn < (1 << 32) or ct < 0:
+            raise ValueError(f"name table position ({ct}, {cn}) out of the packing's range")
+        drop = self.share_names and t.kind != KIND_METHOD
+        return (ct << 34) | (cn << 2) | (2 if drop else 0) | (1 if t.free else 0)
 
     # ------------------------------------------------------------------------------ queries
     def eos_ok(self, s: tuple) -> bool:

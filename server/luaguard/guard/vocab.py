@@ -897,8 +897,11 @@ class MaskEngine:
     """
 
     def __init__(self, automaton: Automaton, table: TokenTable, *, max_memo: int = 600_000,
-                 max_mask_ids: int = 12_000_000, compiled: bool = True) -> None:
+                 max_mask_ids: int = 12_000_000, compiled: bool = True, compiled_steps: bool = True) -> None:
         self.automaton = automaton
+        #: with the compiled walk: it steps the automaton's most frequent states itself
+        #: (``cstep`` in ``_walk.c``, Automaton.compiled_code_steps; the same states result)
+        self.compiled_steps = compiled_steps
         self.table = table
         self.trie = vocab_trie(table)
         self.max_memo = max_memo
@@ -949,10 +952,13 @@ class MaskEngine:
         t = self._tables
         nodes, groups, kids = self.trie.records
         presize = min(WALK_PRESIZE_LARGE, max(WALK_PRESIZE_SMALL, 16 * self.table.size))
+        steps = self.automaton.compiled_code_steps() if self.compiled_steps else None
+        if steps is not None:
+            steps.update(states=t.states, ids=t.ids)
         return _CWalker(
             free=t.free, pclass=t.pclass, trans_miss=t.trans_miss, deleg_miss=t.deleg_miss, trunc_miss=t.trunc_miss,
             gproj_miss=t.gproj_miss, cmap_miss=t.cmap, bad_bytes=_BAD_BYTES, nodes=nodes, groups=groups, kids=kids,
-            span=self._gspan, presize=presize)
+            span=self._gspan, presize=presize, auto=steps)
 
     def memo_entries(self) -> int:
         """Results the walk has memoised (per node and per child group) plus the layers'
@@ -1113,6 +1119,7 @@ class MaskEngine:
                 walks, hits = cw.counts()
                 self.stats["walks"] += walks
                 self.stats["memo_hits"] += hits
+                self.stats["steps"] += cw.csteps()
             else:
                 iv = self._walk(root, sid)
                 got = np.fromiter(chain.from_iterable(iv), dtype=np.int64, count=2 * len(iv)).reshape(-1, 2)

@@ -1510,7 +1510,8 @@ def test_delegates_step_as_the_pending_token_does(project) -> None:
 
 def test_compiled_steps_equal_the_automatons_steps_byte_for_byte(project) -> None:
     """The compiled walk's own automaton steps (``cstep`` in ``_walk.c``: between tokens in
-    code, names after ``.``/``:``, lookup and index name strings, and after ``[``) give, for
+    code, names after ``.``/``:``, lookup and index name strings, after ``[``, line comments
+    and the starts of comments, quoted strings, numbers) give, for
     every byte, the state :meth:`Automaton.step` gives from every state the walks of random
     sample positions reached, and intern new states with the free kind and projection class
     the automaton computes for them (which the walk's skips read)."""
@@ -1532,7 +1533,8 @@ def test_compiled_steps_equal_the_automatons_steps_byte_for_byte(project) -> Non
     assert g.engine.compiled and g.engine.compiled_steps
     _walked_states(g, project, 31, 6)
     for text in ('local rs = game:GetService("', 'game.ReplicatedStorage:WaitForChild("', 'game.Workspace["',
-                 "local x = game.ReplicatedStorage.", "game.Players.LocalPlayer:"):
+                 "local x = game.ReplicatedStorage.", "game.Players.LocalPlayer:", "-- a comment", "--[=",
+                 'local s = "text', "local n = 0x1F", "local f = 1.5e"):
         g.matcher(text).mask()  # (name strings and names of the walk's own)
     t, cw = g.engine._tables, g.engine._cwalk
     covered: collections.Counter = collections.Counter()
@@ -1547,7 +1549,8 @@ def test_compiled_steps_equal_the_automatons_steps_byte_for_byte(project) -> Non
             covered[s[0]] += 1
     for sid, s in enumerate(t.states):
         assert (t.free[sid], t.pclass[sid]) == (au.free_kind(s), au.projection_class(s)), s
-    assert all(covered[m] > 100 for m in (A.M_CODE, A.M_NAME, A.M_NSTR, A.M_LBRACK)), covered
+    assert all(covered[m] > 100 for m in (A.M_CODE, A.M_NAME, A.M_NSTR, A.M_LBRACK, A.M_LCMT, A.M_CSTART, A.M_STR,
+                                          A.M_NUM)), covered
     # with grounded asset ids the automaton's steps stay in Python
     from luaguard.guard.numbers import IdSet
 

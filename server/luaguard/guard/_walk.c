@@ -30,11 +30,13 @@
  * byte" flag (decided from the state's classes and its own transition: bad_of).
  *
  * The automaton's most frequent steps are compiled too (cstep: in code, in names after `.`
- * and `:`, in lookup and index name strings, after `[`; Automaton.compiled_code_steps gives
- * what they read, and the name tables stay in Python behind Automaton.name_child and
- * name_end, asked once per position): over guard_eval's 152k replay they take 65% of the
- * transitions the walk computes, and the p99 fell by 12% (in-process A/B, min-of-5).  Any
- * state or byte they do not cover is stepped by Python as before.
+ * and `:`, in lookup and index name strings, after `[`, in line comments and comment starts,
+ * in quoted strings, in numbers; Automaton.compiled_code_steps gives what they read, and the
+ * name tables and placeholder matchers stay in Python behind Automaton.name_child and
+ * name_end and the matchers' step, each asked once per position and byte): over
+ * guard_eval's 152k replay they take 83% of the transitions the walk computes, and the p99
+ * fell by 12% (in-process A/B, min-of-4 and -5).  Any state or byte they do not cover is
+ * stepped by Python as before.
  *
  * The walker holds references to the engine's lists and callbacks as they are when it is
  * made; the engine makes a new walker whenever it replaces them (MaskEngine._reset).  The
@@ -241,6 +243,11 @@ typedef struct {
     long n_kw;
     unsigned char idchar[256];
     unsigned char *kw_word; /* per keyword-trie position: a whole keyword ends there */
+    /* comments, strings, numbers: the phrase matchers' steps (callables), the comment
+     * matcher's start, _number_next as a table (num_next) and the accepted value states */
+    PyObject *cm_step, *sm_step, *num_next, *cm_start_obj;
+    long cm_start;
+    unsigned char num_accept[11];
 } Walker;
 
 
@@ -481,7 +488,7 @@ static inline long long class_in(PyObject *cmap, long long b) {
  * from every state the walks of sample positions reach both ways and compares. */
 
 enum { M_CODE = 0, M_IDENT = 1, M_NUM = 2, M_DASH = 3, M_DOT1 = 4, M_DOT2 = 5, M_COLON = 6, M_LBRACK = 7,
-       M_STR = 9, M_LSTR = 10, M_LCMT = 13, M_BCMT = 14, M_INTERP = 15, M_NAME = 16, M_NSTR = 19, M_TILDE = 23 };
+       M_STR = 9, M_LSTR = 10, M_LCMT = 13, M_BCMT = 14, M_CSTART = 11, M_CLB = 12, M_INTERP = 15, M_NAME = 16, M_NSTR = 19, M_TILDE = 23 };
 enum { P_NONE = 0, P_PRE = 1, P_NAME = 2, P_CALLABLE = 3, P_VAL = 4, P_OTHER = 5, P_THEN_EXPR = 8, P_STRING = 10 };
 enum { K_CALL = 1, K_GROUP = 2, K_INDEX = 3, K_TABLE = 4, K_INTERP = 5 };
 enum { C_BAD = 0, C_WS = 1, C_NL = 2, C_IDSTART = 3, C_DIGIT = 4 };
@@ -513,7 +520,8 @@ static const long C_LAYOUT[] = {M_CODE, M_IDENT, M_NUM, M_DASH, M_DOT1, M_DOT2, 
                                 G_CHAIN, G_IMPURE, F_WS, F_NL, F_IOPEN, I_JUXT, I_EXPRPOS, I_AFTER_STRING, END_DQ,
                                 END_SQ, END_BT, FK_DQ, FK_SQ, FK_INTERP, FK_BLANK, 0 /* N_NONE */, 0 /* PH1 */,
                                 0 /* S_Z */, 1 /* S_D */, 63 /* frames counted */, M_NAME, 1 /* F_IDENT */, M_NSTR,
-                                2 /* F_NSTR */};
+                                2 /* F_NSTR */, M_CSTART, M_CLB, 4 /* F_LCMT */, 8 /* F_BCMT */,
+                                8 /* END_RB */, 16 /* END_NL */, -1 /* BANNED */, 4 /* S_E */};
 #define N_LAYOUT ((Py_ssize_t)(sizeof(C_LAYOUT) / sizeof(C_LAYOUT[0])))
 
 #define TI(t, i) PyTuple_GET_ITEM((t), (i))
@@ -608,6 +616,10 @@ static inline PyObject *operand(int after, PyObject *stack) { return chain_step(
 static long free_kind_of(long mode, PyObject *pay) {
     if (mode == M_CODE)
         return FK_BLANK;
+    if (mode == M_LCMT)
+        return (as_long(pay) >> 2) == 0 ? 4 /* F_LCMT */ : 0;
+    if (mode == M_BCMT)
+        return as_long(TI(pay, 1)) < 0 && (as_long(TI(pay, 2)) >> 2) == 0 ? 8 /* F_BCMT */ : 0;
     if (mode == M_IDENT)
         return as_long(TI(pay, 2)) & I_AFTER_STRING ? 0 : 1 /* F_IDENT */;
     if (mode == M_STR) {
@@ -646,6 +658,10 @@ static long pclass_of(PyObject *s) {
         out |= (as_long(TI(TI(s, 1), 0)) == 0x22 ? END_DQ : END_SQ) << 6;
     else if (mode == M_INTERP)
         out |= END_BT << 6;
+    else if (mode == M_LCMT)
+        out |= 16L /* END_NL */ << 6;
+    else if (mode == M_LSTR || mode == M_BCMT)
+        out |= 8L /* END_RB */ << 6;
     else if (mode == M_CODE) {
         if (as_long(TI(s, 4)) != NOVAL)
             out |= 1L << 11;
@@ -1097,6 +1113,229 @@ static int lbrack_step(Walker *w, PyObject *s, long b, PyObject **out) {
     return r;
 }
 
+
+/* PhraseMatcher.step of the comment (which 0) or string (1) matcher: asked once per state
+ * and byte, kept in nkids (keys with bit 62 set); 0 with *out (-1: BANNED), 1 for a state
+ * this does not key (negative or past 30 bits: the caller leaves the step to Python), -1
+ * with an exception */
+static int phrase_ask(Walker *w, int which, long ac, long b, long long *out) {
+    if (ac < 0 || ac >= (1L << 30))
+        return 1;
+    long long key = (1LL << 62) | ((long long)which << 60) | ((long long)ac << 8) | b;
+    if (map_get(&w->nkids, key, out))
+        return 0;
+    PyObject *a = PyLong_FromLong(ac);
+    if (a == NULL)
+        return -1;
+    PyObject *args[2] = {a, small(b)};
+    PyObject *got = PyObject_Vectorcall(which ? w->sm_step : w->cm_step, args, 2, NULL);
+    Py_DECREF(a);
+    if (got == NULL)
+        return -1;
+    *out = PyLong_AsLongLong(got);
+    Py_DECREF(got);
+    if (*out == -1 && PyErr_Occurred())
+        return -1;
+    return map_put(&w->nkids, key, *out);
+}
+
+/* a new state: s with mode and payload replaced (payload stolen) */
+static PyObject *with_pay(PyObject *s, long mode, PyObject *pay) {
+    if (pay == NULL)
+        return NULL;
+    PyObject *out = state_of(small(mode), pay, TI(s, 2), TI(s, 3), TI(s, 4), TI(s, 5), TI(s, 6), TI(s, 7), TI(s, 8),
+                             TI(s, 9));
+    Py_DECREF(pay);
+    return out;
+}
+
+/* Automaton._end_comment: code after a line break that ends a comment */
+static PyObject *end_comment(PyObject *s) {
+    PyObject *f = PyLong_FromLong(as_long(TI(s, 3)) | F_WS | F_NL);
+    if (f == NULL)
+        return NULL;
+    PyObject *out = state_of(small(M_CODE), small(0), TI(s, 2), f, TI(s, 4), TI(s, 5), TI(s, 6), TI(s, 7), TI(s, 8),
+                             TI(s, 9));
+    Py_DECREF(f);
+    return out;
+}
+
+/* Automaton.step in a line comment (M_LCMT), right after `--` (M_CSTART) and after `--[`
+ * and `=`s (M_CLB), not lenient: the comment matcher's step (phrase_ask), a line break ends
+ * the comment, `[`/`=` may go on to a long comment (whose body goes to Python).  As
+ * code_step's result. */
+static int comment_step(Walker *w, PyObject *s, long mode, long b, PyObject **out) {
+    *out = NULL;
+    if (w->cm_step == NULL)
+        return 0;
+    PyObject *pay = TI(s, 1);
+    long long nac;
+    if (mode == M_LCMT || mode == M_CSTART) {
+        if (mode == M_CSTART && b == 0x5B) {
+            {
+                int pa = phrase_ask(w, 0, w->cm_start, b, &nac);
+                if (pa != 0)
+                    return pa < 0 ? -1 : 0;
+            }
+            PyObject *p[2] = {small(0), NULL};
+            p[1] = PyLong_FromLongLong(nac);
+            if (p[1] == NULL)
+                return -1;
+            PyObject *np = tuple_of(p, 2);
+            Py_DECREF(p[1]);
+            *out = with_pay(s, M_CLB, np);
+            return *out != NULL ? 1 : -1;
+        }
+        if (b == 10 || b == 13) {
+            *out = end_comment(s);
+            return *out != NULL ? 1 : -1;
+        }
+        long ac = mode == M_LCMT ? as_long(pay) : w->cm_start;
+        {
+            int pa = phrase_ask(w, 0, ac, b, &nac);
+            if (pa != 0)
+                return pa < 0 ? -1 : 0;
+        }
+        if (nac == -1)
+            return 1; /* a placeholder phrase completed */
+        *out = with_pay(s, M_LCMT, PyLong_FromLongLong(nac));
+        return *out != NULL ? 1 : -1;
+    }
+    /* M_CLB: (n, ac) */
+    if (!PyTuple_CheckExact(pay) || PyTuple_GET_SIZE(pay) != 2)
+        return 0;
+    long n = as_long(TI(pay, 0)), ac = as_long(TI(pay, 1));
+    if (b == 0x3D && n < 32) {
+        {
+            int pa = phrase_ask(w, 0, ac, b, &nac);
+            if (pa != 0)
+                return pa < 0 ? -1 : 0;
+        }
+        PyObject *p[2] = {PyLong_FromLong(n + 1), PyLong_FromLongLong(nac)};
+        PyObject *np = p[0] != NULL && p[1] != NULL ? tuple_of(p, 2) : NULL;
+        Py_XDECREF(p[0]);
+        Py_XDECREF(p[1]);
+        *out = with_pay(s, M_CLB, np);
+        return *out != NULL ? 1 : -1;
+    }
+    if (b == 0x5B) {
+        PyObject *p[3] = {TI(pay, 0), small(-1), w->cm_start_obj};
+        *out = with_pay(s, M_BCMT, tuple_of(p, 3));
+        return *out != NULL ? 1 : -1;
+    }
+    if (b == 10 || b == 13) {
+        *out = end_comment(s);
+        return *out != NULL ? 1 : -1;
+    }
+    {
+        int pa = phrase_ask(w, 0, ac, b, &nac);
+        if (pa != 0)
+            return pa < 0 ? -1 : 0;
+    }
+    if (nac == -1)
+        return 1;
+    *out = with_pay(s, M_LCMT, PyLong_FromLongLong(nac));
+    return *out != NULL ? 1 : -1;
+}
+
+/* Automaton._string, not lenient, asset ids not tracked (the payload's trigger -2, id -1):
+ * escapes, the closing quote (code after a literal or, for a call's string argument, after
+ * the call), a backslash, a raw line break (rejected) and text bytes (the string matcher's
+ * step, phrase_ask).  As code_step's result. */
+static int string_step(Walker *w, PyObject *s, long b, PyObject **out) {
+    *out = NULL;
+    if (w->sm_step == NULL)
+        return 0;
+    PyObject *pay = TI(s, 1);
+    if (!PyTuple_CheckExact(pay) || PyTuple_GET_SIZE(pay) != 6)
+        return 0;
+    long quote = as_long(TI(pay, 0)), esc = as_long(TI(pay, 1)), trig = as_long(TI(pay, 3)), idn = as_long(TI(pay, 4));
+    if (PyErr_Occurred())
+        return -1;
+    if (trig != -2 || idn != -1)
+        return 0;
+    PyObject *ac = TI(pay, 2), *res = TI(pay, 5);
+    PyObject *z = small(0);
+    if (esc) {
+        if (esc == 1) {
+            long nesc = b == 0x7A ? 2 : (b == 0x0D ? 4 : 0);
+            PyObject *p[6] = {TI(pay, 0), small(nesc), small(w->sm_start), TI(pay, 3), small(-1), res};
+            *out = with_pay(s, M_STR, tuple_of(p, 6));
+            return *out != NULL ? 1 : -1;
+        }
+        if (esc == 2 && (w->klass[b] == C_WS || w->klass[b] == C_NL)) {
+            Py_INCREF(s);
+            *out = s;
+            return 1;
+        }
+        if (esc == 4 && b == 0x0A) {
+            PyObject *p[6] = {TI(pay, 0), z, ac, TI(pay, 3), TI(pay, 4), res};
+            *out = with_pay(s, M_STR, tuple_of(p, 6));
+            return *out != NULL ? 1 : -1;
+        }
+    }
+    if (b == quote) {
+        int lit = as_long(res) == LITERAL;
+        *out = state_of(small(M_CODE), z, small(lit ? P_STRING : P_CALLABLE), z, lit ? small(NOVAL) : res, TI(s, 5),
+                        TI(s, 6), z, TI(s, 8), TI(s, 9));
+        return *out != NULL ? 1 : -1;
+    }
+    if (b == 0x5C) {
+        PyObject *p[6] = {TI(pay, 0), small(1), ac, TI(pay, 3), small(-1), res};
+        *out = with_pay(s, M_STR, tuple_of(p, 6));
+        return *out != NULL ? 1 : -1;
+    }
+    if (b == 10 || b == 13)
+        return 1;
+    long long nac;
+    {
+        int pa = phrase_ask(w, 1, as_long(ac), b, &nac);
+        if (pa != 0)
+            return pa < 0 ? -1 : 0;
+    }
+    if (nac == -1)
+        return 1;
+    PyObject *no = PyLong_FromLongLong(nac);
+    if (no == NULL)
+        return -1;
+    PyObject *p[6] = {TI(pay, 0), z, no, TI(pay, 3), TI(pay, 4), res};
+    PyObject *np = tuple_of(p, 6);
+    Py_DECREF(no);
+    *out = with_pay(s, M_STR, np);
+    return *out != NULL ? 1 : -1;
+}
+
+/* Automaton._number, not lenient: the lexeme's next (phase, value state) from the table
+ * Automaton.compiled_code_steps gives (_number_next), or - where the byte ends the number -
+ * the byte read in code after a value (a number that is not complete: rejected). */
+static int number_step(Walker *w, PyObject *s, long b, PyObject **out) {
+    *out = NULL;
+    if (w->num_next == NULL)
+        return 0;
+    PyObject *pay = TI(s, 1);
+    if (!PyTuple_CheckExact(pay) || PyTuple_GET_SIZE(pay) != 2)
+        return 0;
+    long ph = as_long(TI(pay, 0)), sem = as_long(TI(pay, 1));
+    if (PyErr_Occurred())
+        return -1;
+    if (ph < 0 || ph > 2 || sem < 0 || sem > 10)
+        return 0;
+    long nx = as_long(PyTuple_GET_ITEM(w->num_next, (ph * 11 + sem) * 256 + b));
+    if (nx == -1 && PyErr_Occurred())
+        return -1;
+    if (nx == -9) { /* the number ends */
+        if (!w->num_accept[sem])
+            return 1;
+        return code_from(w, s, P_VAL, small(NOVAL), TI(s, 5), TI(s, 8), b, out);
+    }
+    long nph = nx >> 8, nsem = (nx & 255) - 1;
+    if (nsem < 0)
+        return 1;
+    PyObject *p[2] = {small(nph), small(nsem)};
+    *out = with_pay(s, M_NUM, tuple_of(p, 2));
+    return *out != NULL ? 1 : -1;
+}
+
 /* the id of state (a new reference, stolen) in the engine's tables, as _StateTables.intern:
  * a new id (the state, its free kind and projection class appended) for a new state; the
  * free kind is fk_known unless that is -1 (then free_kind_of) */
@@ -1148,6 +1387,12 @@ static int cstep(Walker *w, long long sid, long long cls, long long *out) {
         r = nstr_step(w, s, (long)cls, &next, &fk);
     else if (mode == M_LBRACK)
         r = lbrack_step(w, s, (long)cls, &next);
+    else if (mode == M_LCMT || mode == M_CSTART || mode == M_CLB)
+        r = comment_step(w, s, mode, (long)cls, &next);
+    else if (mode == M_STR)
+        r = string_step(w, s, (long)cls, &next);
+    else if (mode == M_NUM)
+        r = number_step(w, s, (long)cls, &next);
     else
         return 0;
     if (r <= 0)
@@ -1461,6 +1706,10 @@ static int Walker_traverse(Walker *w, visitproc visit, void *arg) {
     Py_VISIT(w->kw_next);
     Py_VISIT(w->name_child);
     Py_VISIT(w->name_end);
+    Py_VISIT(w->cm_step);
+    Py_VISIT(w->sm_step);
+    Py_VISIT(w->num_next);
+    Py_VISIT(w->cm_start_obj);
     return 0;
 }
 
@@ -1472,6 +1721,10 @@ static int Walker_clear(Walker *w) {
     Py_CLEAR(w->kw_next);
     Py_CLEAR(w->name_child);
     Py_CLEAR(w->name_end);
+    Py_CLEAR(w->cm_step);
+    Py_CLEAR(w->sm_step);
+    Py_CLEAR(w->num_next);
+    Py_CLEAR(w->cm_start_obj);
     return 0;
 }
 
@@ -1485,6 +1738,10 @@ static int init_auto(Walker *w, PyObject *aut) {
     Py_CLEAR(w->kw_next);
     Py_CLEAR(w->name_child);
     Py_CLEAR(w->name_end);
+    Py_CLEAR(w->cm_step);
+    Py_CLEAR(w->sm_step);
+    Py_CLEAR(w->num_next);
+    Py_CLEAR(w->cm_start_obj);
     PyMem_Free(w->kw_word);
     w->kw_word = NULL;
     w->csteps = 0;
@@ -1573,6 +1830,45 @@ static int init_auto(Walker *w, PyObject *aut) {
         w->kw_next = kwn;
         w->name_child = nch;
         w->name_end = nend;
+    }
+    /* comments, strings, numbers: cm_step, sm_step (callables), cm_start (int), num_next (a
+     * tuple of 3 * 11 * 256 ints), num_accept (bytes of 11); all or none */
+    PyObject *cms = PyDict_GetItemString(aut, "cm_step"), *sms2 = PyDict_GetItemString(aut, "sm_step");
+    PyObject *cmst = PyDict_GetItemString(aut, "cm_start"), *nn = PyDict_GetItemString(aut, "num_next");
+    PyObject *na = PyDict_GetItemString(aut, "num_accept");
+    if (cms != NULL || sms2 != NULL || cmst != NULL || nn != NULL || na != NULL) {
+        if (cms == NULL || !PyCallable_Check(cms) || sms2 == NULL || !PyCallable_Check(sms2) || cmst == NULL ||
+            nn == NULL || !PyTuple_CheckExact(nn) || PyTuple_GET_SIZE(nn) != 3 * 11 * 256 || na == NULL ||
+            !PyBytes_CheckExact(na) || PyBytes_GET_SIZE(na) != 11) {
+            PyErr_SetString(PyExc_TypeError,
+                            "Walker: auto's cm_step, sm_step, cm_start, num_next and num_accept are of the wrong type");
+            return -1;
+        }
+        w->cm_start = PyLong_AsLong(cmst);
+        if (w->cm_start == -1 && PyErr_Occurred())
+            return -1;
+        if (w->cm_start < 0 || w->cm_start >= (1L << 30)) {
+            PyErr_SetString(PyExc_ValueError, "Walker: cm_start out of range");
+            return -1;
+        }
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(nn); i++) {
+            long v = PyLong_AsLong(PyTuple_GET_ITEM(nn, i));
+            if (v == -1 && PyErr_Occurred())
+                return -1;
+            if (v != -9 && (v < 0 || (v >> 8) > 2 || (v & 255) > 11)) {
+                PyErr_SetString(PyExc_ValueError, "Walker: num_next holds an entry out of range");
+                return -1;
+            }
+        }
+        memcpy(w->num_accept, PyBytes_AS_STRING(na), 11);
+        Py_INCREF(cms);
+        Py_INCREF(sms2);
+        Py_INCREF(nn);
+        Py_INCREF(cmst);
+        w->cm_start_obj = cmst;
+        w->cm_step = cms;
+        w->sm_step = sms2;
+        w->num_next = nn;
     }
     Py_INCREF(states);
     Py_INCREF(ids);

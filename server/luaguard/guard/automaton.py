@@ -307,7 +307,8 @@ class Automaton:
     def compiled_code_steps(self) -> dict | None:
         """What the compiled mask walk (``cstep`` in ``_walk.c``) needs to step states itself
         - in code, in a name after ``.``/``:``, in a lookup's or index's name string, after
-        ``[`` - as this automaton does for the walk's steps (``how`` 0): the options it
+        ``[``, in line comments and comment starts, in quoted strings, in numbers - as this
+        automaton does for the walk's steps (``how`` 0): the options it
         reads (``keep_flags``: ``stop="line"``; the string matcher's start state; the asset-id
         trigger's start, -2 when not tracked), the byte classes in code (``klass``, bytes of
         256), per byte the keyword-trie node an identifier starting with it is at
@@ -316,7 +317,11 @@ class Automaton:
         hard-codes, in its order (the walker refuses to start when they differ); for names,
         the keyword trie's next positions (``kw_next``, 256 per position), its positions
         where a keyword ends (``kw_word``), the identifier bytes (``idchar``) and the name
-        tables' answers (:meth:`name_child`, :meth:`name_end`).  ``None`` when grounded
+        tables' answers (:meth:`name_child`, :meth:`name_end`); for comments and strings the
+        placeholder matchers' steps and the comment matcher's start; for numbers the lexeme's
+        steps as a table (``num_next``: per phase, value state and byte, ``(phase << 8) |
+        (value state + 1)`` or -9 where the byte ends the number) and the value states a
+        number may end in (``num_accept``).  ``None`` when grounded
         asset ids are tracked (their number contexts and ``Id`` tails stay in Python)."""
         if self.ids is not None:
             return None
@@ -326,7 +331,7 @@ class Automaton:
                   K_CALL, K_GROUP, K_INDEX, K_TABLE, K_INTERP, C_BAD, C_WS, C_NL, C_IDSTART, C_DIGIT, NOVAL, POISON,
                   LITERAL, ATTACH_MAYBE, G_FRESH, G_CHAIN, G_IMPURE, F_WS, F_NL, F_IOPEN, I_JUXT, I_EXPRPOS,
                   I_AFTER_STRING, END_DQ, END_SQ, END_BT, F_DQ, F_SQ, F_INTERP, F_BLANK, N_NONE, PH1, S_Z, S_D, 63,
-                  M_NAME, F_IDENT, M_NSTR, F_NSTR)
+                  M_NAME, F_IDENT, M_NSTR, F_NSTR, M_CSTART, M_CLB, F_LCMT, F_BCMT, END_RB, END_NL, BANNED, S_E)
         n_kw = len(_KW_PREFIXES)
         return {
             "keep_flags": int(self._keep_flags),
@@ -341,6 +346,13 @@ class Automaton:
             "kw_word": bytes(int(k in _KW_AT) for k in range(n_kw)),
             "name_child": self.name_child,
             "name_end": self.name_end,
+            "cm_step": self.cm.step,
+            "sm_step": self.sm.step,
+            "cm_start": self.cm.start,
+            "num_next": tuple(-9 if nx is _NUM_END else (nx[0] << 8) | (nx[1] + 1)
+                              for nx in (_number_next(ph, sem, b) for ph in range(3) for sem in range(11)
+                                         for b in range(256))),
+            "num_accept": bytes(int(sem in _NUM_ACCEPT) for sem in range(11)),
         }
 
     def name_end(self, table: int, pos: int) -> int:

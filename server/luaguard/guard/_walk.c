@@ -512,7 +512,7 @@ enum { C_BAD = 0, C_WS = 1, C_NL = 2, C_IDSTART = 3, C_DIGIT = 4 };
 #define FK_SQ 32
 #define FK_INTERP 128
 #define FK_BLANK 256
-/* automaton.py's values of the constants above, in this order (Automaton.c_layout) */
+/* automaton.py's values of the constants above, in this order (Automaton.compiled_code_steps()["layout"]) */
 static const long C_LAYOUT[] = {M_CODE, M_IDENT, M_NUM, M_DASH, M_DOT1, M_DOT2, M_COLON, M_LBRACK, M_STR, M_LSTR,
                                 M_LCMT, M_BCMT, M_INTERP, M_TILDE, P_NONE, P_PRE, P_NAME, P_CALLABLE, P_VAL,
                                 P_OTHER, P_THEN_EXPR, P_STRING, K_CALL, K_GROUP, K_INDEX, K_TABLE, K_INTERP, C_BAD,
@@ -1730,7 +1730,7 @@ static int Walker_clear(Walker *w) {
 
 /* the walker's compiled steps from auto (None: none), a dict: states (the engine's list),
  * ids (its dict), keep_flags, sm_start, tstart (ints), klass, after_string_ok (bytes of 256),
- * kw_first (a tuple of 256 ints) and layout (a tuple: Automaton.c_layout, which must equal
+ * kw_first (a tuple of 256 ints) and layout (a tuple: compiled_code_steps()["layout"], which must equal
  * C_LAYOUT) */
 static int init_auto(Walker *w, PyObject *aut) {
     Py_CLEAR(w->auto_states);

@@ -909,6 +909,26 @@ static int code_from(Walker *w, PyObject *s, long prev, PyObject *val, PyObject 
     return r;
 }
 
+
+/* a name table position packed by Automaton.name_child (r >= 0) as two new int references
+ * *table and *pos; 0, or -1 with an exception (nothing to release then) */
+static int unpack_position(long long r, PyObject **table, PyObject **pos) {
+    *table = PyLong_FromLongLong(r >> 34);
+    *pos = PyLong_FromLongLong((r >> 2) & 0xFFFFFFFFLL);
+    if (*table == NULL || *pos == NULL) {
+        Py_CLEAR(*table);
+        Py_CLEAR(*pos);
+        return -1;
+    }
+    return 0;
+}
+
+/* *out = state (a new reference or NULL with an exception): a step's result, 1 or -1 */
+static inline int put(PyObject **out, PyObject *state) {
+    *out = state;
+    return state != NULL ? 1 : -1;
+}
+
 /* Automaton._name, not lenient, asset ids not tracked (then the payload's `tail` is always
  * 0): inside a started name (payload `started` 1) an identifier byte advances the keyword
  * trie and moves the position to the child of the name table's position
@@ -1006,13 +1026,10 @@ static int name_step(Walker *w, PyObject *s, long b, PyObject **out, long *fk) {
             *fk = (r & 1) ? FK_IDENT : 0;
             if (first && (r & 2) && as_long(base) >= 0)
                 nbase = small(NOVAL); /* the table reads no value at the name's end */
-            ntable = owned[0] = PyLong_FromLongLong(r >> 34);
-            npos = owned[1] = PyLong_FromLongLong((r >> 2) & 0xFFFFFFFFLL);
-            if (ntable == NULL || npos == NULL) {
-                Py_XDECREF(owned[0]);
-                Py_XDECREF(owned[1]);
+            if (unpack_position(r, &owned[0], &owned[1]) < 0)
                 return -1;
-            }
+            ntable = owned[0];
+            npos = owned[1];
         }
     }
     PyObject *kwo = PyLong_FromLong(nkw);
@@ -1064,13 +1081,10 @@ static int nstr_step(Walker *w, PyObject *s, long b, PyObject **out, long *fk) {
         ntable = npos = small(-1);
     } else {
         *fk = (r & 1) ? 2 : 0;
-        ntable = owned[0] = PyLong_FromLongLong(r >> 34);
-        npos = owned[1] = PyLong_FromLongLong((r >> 2) & 0xFFFFFFFFLL);
-        if (ntable == NULL || npos == NULL) {
-            Py_XDECREF(owned[0]);
-            Py_XDECREF(owned[1]);
+        if (unpack_position(r, &owned[0], &owned[1]) < 0)
             return -1;
-        }
+        ntable = owned[0];
+        npos = owned[1];
     }
     PyObject *p[4] = {ntable, npos, TI(pay, 2), TI(pay, 3)};
     PyObject *npay = tuple_of(p, 4);
@@ -1115,15 +1129,15 @@ static int lbrack_step(Walker *w, PyObject *s, long b, PyObject **out) {
 
 
 /* PhraseMatcher.step of the comment (which 0) or string (1) matcher: asked once per state
- * and byte, kept in nkids (keys with bit 62 set); 0 with *out (-1: BANNED), 1 for a state
+ * and byte, kept in nkids (keys with bit 62 set); 1 with *out (-1: BANNED), 0 for a state
  * this does not key (negative or past 30 bits: the caller leaves the step to Python), -1
- * with an exception */
+ * with an exception - the steps' own convention, so a caller returns anything but 1 */
 static int phrase_ask(Walker *w, int which, long ac, long b, long long *out) {
     if (ac < 0 || ac >= (1L << 30))
-        return 1;
+        return 0;
     long long key = (1LL << 62) | ((long long)which << 60) | ((long long)ac << 8) | b;
     if (map_get(&w->nkids, key, out))
-        return 0;
+        return 1;
     PyObject *a = PyLong_FromLong(ac);
     if (a == NULL)
         return -1;
@@ -1134,9 +1148,9 @@ static int phrase_ask(Walker *w, int which, long ac, long b, long long *out) {
         return -1;
     *out = PyLong_AsLongLong(got);
     Py_DECREF(got);
-    if (*out == -1 && PyErr_Occurred())
+    if ((*out == -1 && PyErr_Occurred()) || map_put(&w->nkids, key, *out) < 0)
         return -1;
-    return map_put(&w->nkids, key, *out);
+    return 1;
 }
 
 /* a new state: s with mode and payload replaced (payload stolen) */
@@ -1161,81 +1175,53 @@ static PyObject *end_comment(PyObject *s) {
 }
 
 /* Automaton.step in a line comment (M_LCMT), right after `--` (M_CSTART) and after `--[`
- * and `=`s (M_CLB), not lenient: the comment matcher's step (phrase_ask), a line break ends
- * the comment, `[`/`=` may go on to a long comment (whose body goes to Python).  As
- * code_step's result. */
+ * and `=`s (M_CLB), not lenient: `[` after `--` and `[`/`=` after `--[` may go on to a long
+ * comment (whose body goes to Python); otherwise a line break ends the comment and any other
+ * byte is the comment matcher's step (phrase_ask) in a line comment.  As code_step's
+ * result. */
 static int comment_step(Walker *w, PyObject *s, long mode, long b, PyObject **out) {
     *out = NULL;
     if (w->cm_step == NULL)
         return 0;
     PyObject *pay = TI(s, 1);
     long long nac;
-    if (mode == M_LCMT || mode == M_CSTART) {
-        if (mode == M_CSTART && b == 0x5B) {
-            {
-                int pa = phrase_ask(w, 0, w->cm_start, b, &nac);
-                if (pa != 0)
-                    return pa < 0 ? -1 : 0;
-            }
-            PyObject *p[2] = {small(0), NULL};
-            p[1] = PyLong_FromLongLong(nac);
-            if (p[1] == NULL)
-                return -1;
-            PyObject *np = tuple_of(p, 2);
-            Py_DECREF(p[1]);
-            *out = with_pay(s, M_CLB, np);
-            return *out != NULL ? 1 : -1;
-        }
-        if (b == 10 || b == 13) {
-            *out = end_comment(s);
-            return *out != NULL ? 1 : -1;
-        }
-        long ac = mode == M_LCMT ? as_long(pay) : w->cm_start;
-        {
-            int pa = phrase_ask(w, 0, ac, b, &nac);
-            if (pa != 0)
-                return pa < 0 ? -1 : 0;
-        }
-        if (nac == -1)
-            return 1; /* a placeholder phrase completed */
-        *out = with_pay(s, M_LCMT, PyLong_FromLongLong(nac));
-        return *out != NULL ? 1 : -1;
-    }
-    /* M_CLB: (n, ac) */
-    if (!PyTuple_CheckExact(pay) || PyTuple_GET_SIZE(pay) != 2)
-        return 0;
-    long n = as_long(TI(pay, 0)), ac = as_long(TI(pay, 1));
-    if (b == 0x3D && n < 32) {
-        {
-            int pa = phrase_ask(w, 0, ac, b, &nac);
-            if (pa != 0)
-                return pa < 0 ? -1 : 0;
-        }
-        PyObject *p[2] = {PyLong_FromLong(n + 1), PyLong_FromLongLong(nac)};
-        PyObject *np = p[0] != NULL && p[1] != NULL ? tuple_of(p, 2) : NULL;
-        Py_XDECREF(p[0]);
+    int pa;
+    long ac = w->cm_start; /* the matcher's state the byte is read in (M_CSTART: its start) */
+    if (mode == M_LCMT) {
+        ac = as_long(pay);
+    } else if (mode == M_CSTART && b == 0x5B) {
+        if ((pa = phrase_ask(w, 0, ac, b, &nac)) != 1)
+            return pa;
+        PyObject *p[2] = {small(0), PyLong_FromLongLong(nac)};
+        PyObject *np = p[1] != NULL ? tuple_of(p, 2) : NULL;
         Py_XDECREF(p[1]);
-        *out = with_pay(s, M_CLB, np);
-        return *out != NULL ? 1 : -1;
+        return put(out, with_pay(s, M_CLB, np));
+    } else if (mode == M_CLB) { /* payload (n, ac) */
+        if (!PyTuple_CheckExact(pay) || PyTuple_GET_SIZE(pay) != 2)
+            return 0;
+        long n = as_long(TI(pay, 0));
+        ac = as_long(TI(pay, 1));
+        if (b == 0x3D && n < 32) {
+            if ((pa = phrase_ask(w, 0, ac, b, &nac)) != 1)
+                return pa;
+            PyObject *p[2] = {PyLong_FromLong(n + 1), PyLong_FromLongLong(nac)};
+            PyObject *np = p[0] != NULL && p[1] != NULL ? tuple_of(p, 2) : NULL;
+            Py_XDECREF(p[0]);
+            Py_XDECREF(p[1]);
+            return put(out, with_pay(s, M_CLB, np));
+        }
+        if (b == 0x5B) {
+            PyObject *p[3] = {TI(pay, 0), small(-1), w->cm_start_obj};
+            return put(out, with_pay(s, M_BCMT, tuple_of(p, 3)));
+        }
     }
-    if (b == 0x5B) {
-        PyObject *p[3] = {TI(pay, 0), small(-1), w->cm_start_obj};
-        *out = with_pay(s, M_BCMT, tuple_of(p, 3));
-        return *out != NULL ? 1 : -1;
-    }
-    if (b == 10 || b == 13) {
-        *out = end_comment(s);
-        return *out != NULL ? 1 : -1;
-    }
-    {
-        int pa = phrase_ask(w, 0, ac, b, &nac);
-        if (pa != 0)
-            return pa < 0 ? -1 : 0;
-    }
+    if (b == 10 || b == 13)
+        return put(out, end_comment(s));
+    if ((pa = phrase_ask(w, 0, ac, b, &nac)) != 1)
+        return pa;
     if (nac == -1)
-        return 1;
-    *out = with_pay(s, M_LCMT, PyLong_FromLongLong(nac));
-    return *out != NULL ? 1 : -1;
+        return 1; /* a placeholder phrase completed */
+    return put(out, with_pay(s, M_LCMT, PyLong_FromLongLong(nac)));
 }
 
 /* Automaton._string, not lenient, asset ids not tracked (the payload's trigger -2, id -1):
@@ -1260,8 +1246,7 @@ static int string_step(Walker *w, PyObject *s, long b, PyObject **out) {
         if (esc == 1) {
             long nesc = b == 0x7A ? 2 : (b == 0x0D ? 4 : 0);
             PyObject *p[6] = {TI(pay, 0), small(nesc), small(w->sm_start), TI(pay, 3), small(-1), res};
-            *out = with_pay(s, M_STR, tuple_of(p, 6));
-            return *out != NULL ? 1 : -1;
+            return put(out, with_pay(s, M_STR, tuple_of(p, 6)));
         }
         if (esc == 2 && (w->klass[b] == C_WS || w->klass[b] == C_NL)) {
             Py_INCREF(s);
@@ -1270,29 +1255,24 @@ static int string_step(Walker *w, PyObject *s, long b, PyObject **out) {
         }
         if (esc == 4 && b == 0x0A) {
             PyObject *p[6] = {TI(pay, 0), z, ac, TI(pay, 3), TI(pay, 4), res};
-            *out = with_pay(s, M_STR, tuple_of(p, 6));
-            return *out != NULL ? 1 : -1;
+            return put(out, with_pay(s, M_STR, tuple_of(p, 6)));
         }
     }
     if (b == quote) {
         int lit = as_long(res) == LITERAL;
-        *out = state_of(small(M_CODE), z, small(lit ? P_STRING : P_CALLABLE), z, lit ? small(NOVAL) : res, TI(s, 5),
-                        TI(s, 6), z, TI(s, 8), TI(s, 9));
-        return *out != NULL ? 1 : -1;
+        return put(out, state_of(small(M_CODE), z, small(lit ? P_STRING : P_CALLABLE), z, lit ? small(NOVAL) : res, TI(s, 5),
+                        TI(s, 6), z, TI(s, 8), TI(s, 9)));
     }
     if (b == 0x5C) {
         PyObject *p[6] = {TI(pay, 0), small(1), ac, TI(pay, 3), small(-1), res};
-        *out = with_pay(s, M_STR, tuple_of(p, 6));
-        return *out != NULL ? 1 : -1;
+        return put(out, with_pay(s, M_STR, tuple_of(p, 6)));
     }
     if (b == 10 || b == 13)
         return 1;
     long long nac;
-    {
-        int pa = phrase_ask(w, 1, as_long(ac), b, &nac);
-        if (pa != 0)
-            return pa < 0 ? -1 : 0;
-    }
+    int pa = phrase_ask(w, 1, as_long(ac), b, &nac);
+    if (pa != 1)
+        return pa;
     if (nac == -1)
         return 1;
     PyObject *no = PyLong_FromLongLong(nac);
@@ -1301,8 +1281,7 @@ static int string_step(Walker *w, PyObject *s, long b, PyObject **out) {
     PyObject *p[6] = {TI(pay, 0), z, no, TI(pay, 3), TI(pay, 4), res};
     PyObject *np = tuple_of(p, 6);
     Py_DECREF(no);
-    *out = with_pay(s, M_STR, np);
-    return *out != NULL ? 1 : -1;
+    return put(out, with_pay(s, M_STR, np));
 }
 
 /* Automaton._number, not lenient: the lexeme's next (phase, value state) from the table
@@ -1332,8 +1311,7 @@ static int number_step(Walker *w, PyObject *s, long b, PyObject **out) {
     if (nsem < 0)
         return 1;
     PyObject *p[2] = {small(nph), small(nsem)};
-    *out = with_pay(s, M_NUM, tuple_of(p, 2));
-    return *out != NULL ? 1 : -1;
+    return put(out, with_pay(s, M_NUM, tuple_of(p, 2)));
 }
 
 /* the id of state (a new reference, stolen) in the engine's tables, as _StateTables.intern:

@@ -58,6 +58,7 @@ belong to the model).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Hashable
 
 from .brackets import (
@@ -248,6 +249,33 @@ def _after(prev: int) -> bool:
     return prev == P_NAME or prev == P_CALLABLE or prev == P_VAL or prev == P_STRING
 
 
+@functools.cache
+def _c_tables() -> dict:
+    """The compiled walk's tables that depend on no automaton (see
+    :meth:`Automaton.compiled_code_steps`), built once: the layout of the constants the C
+    code hard-codes, the byte and keyword tables, the number lexeme's steps."""
+    kw_first = tuple(_KW_NEXT.get((0, b), -1) for b in range(256))
+    n_kw = len(_KW_PREFIXES)
+    return {
+        "klass": bytes(_CLASS),
+        "kw_first": kw_first,
+        "after_string_ok": bytes(int(k in _KW_AFTER_EXPR_NODES) for k in kw_first),
+        "layout": (M_CODE, M_IDENT, M_NUM, M_DASH, M_DOT1, M_DOT2, M_COLON, M_LBRACK, M_STR, M_LSTR, M_LCMT, M_BCMT,
+                   M_INTERP, M_TILDE, P_NONE, P_PRE, P_NAME, P_CALLABLE, P_VAL, P_OTHER, P_THEN_EXPR, P_STRING,
+                   K_CALL, K_GROUP, K_INDEX, K_TABLE, K_INTERP, C_BAD, C_WS, C_NL, C_IDSTART, C_DIGIT, NOVAL, POISON,
+                   LITERAL, ATTACH_MAYBE, G_FRESH, G_CHAIN, G_IMPURE, F_WS, F_NL, F_IOPEN, I_JUXT, I_EXPRPOS,
+                   I_AFTER_STRING, END_DQ, END_SQ, END_BT, F_DQ, F_SQ, F_INTERP, F_BLANK, N_NONE, PH1, S_Z, S_D, 63,
+                   M_NAME, F_IDENT, M_NSTR, F_NSTR, M_CSTART, M_CLB, F_LCMT, F_BCMT, END_RB, END_NL, BANNED, S_E),
+        "kw_next": tuple(_KW_NEXT.get((k, b), -1) for k in range(n_kw) for b in range(256)),
+        "idchar": bytes(int(c) for c in _IDCHAR),
+        "kw_word": bytes(int(k in _KW_AT) for k in range(n_kw)),
+        "num_next": tuple(-9 if nx is _NUM_END else (nx[0] << 8) | (nx[1] + 1)
+                          for nx in (_number_next(ph, sem, b) for ph in range(3) for sem in range(11)
+                                     for b in range(256))),
+        "num_accept": bytes(int(sem in _NUM_ACCEPT) for sem in range(11)),
+    }
+
+
 class Automaton:
     """The byte automaton for one project (:class:`~.paths.PathSpace`) and options.
 
@@ -325,34 +353,16 @@ class Automaton:
         asset ids are tracked (their number contexts and ``Id`` tails stay in Python)."""
         if self.ids is not None:
             return None
-        kw_first = tuple(_KW_NEXT.get((0, b), -1) for b in range(256))
-        layout = (M_CODE, M_IDENT, M_NUM, M_DASH, M_DOT1, M_DOT2, M_COLON, M_LBRACK, M_STR, M_LSTR, M_LCMT, M_BCMT,
-                  M_INTERP, M_TILDE, P_NONE, P_PRE, P_NAME, P_CALLABLE, P_VAL, P_OTHER, P_THEN_EXPR, P_STRING,
-                  K_CALL, K_GROUP, K_INDEX, K_TABLE, K_INTERP, C_BAD, C_WS, C_NL, C_IDSTART, C_DIGIT, NOVAL, POISON,
-                  LITERAL, ATTACH_MAYBE, G_FRESH, G_CHAIN, G_IMPURE, F_WS, F_NL, F_IOPEN, I_JUXT, I_EXPRPOS,
-                  I_AFTER_STRING, END_DQ, END_SQ, END_BT, F_DQ, F_SQ, F_INTERP, F_BLANK, N_NONE, PH1, S_Z, S_D, 63,
-                  M_NAME, F_IDENT, M_NSTR, F_NSTR, M_CSTART, M_CLB, F_LCMT, F_BCMT, END_RB, END_NL, BANNED, S_E)
-        n_kw = len(_KW_PREFIXES)
         return {
             "keep_flags": int(self._keep_flags),
             "sm_start": self.sm.start,
             "tstart": self._tstart,
-            "klass": bytes(_CLASS),
-            "kw_first": kw_first,
-            "after_string_ok": bytes(int(k in _KW_AFTER_EXPR_NODES) for k in kw_first),
-            "layout": layout,
-            "kw_next": tuple(_KW_NEXT.get((k, b), -1) for k in range(n_kw) for b in range(256)),
-            "idchar": bytes(int(c) for c in _IDCHAR),
-            "kw_word": bytes(int(k in _KW_AT) for k in range(n_kw)),
             "name_child": self.name_child,
             "name_end": self.name_end,
             "cm_step": self.cm.step,
             "sm_step": self.sm.step,
             "cm_start": self.cm.start,
-            "num_next": tuple(-9 if nx is _NUM_END else (nx[0] << 8) | (nx[1] + 1)
-                              for nx in (_number_next(ph, sem, b) for ph in range(3) for sem in range(11)
-                                         for b in range(256))),
-            "num_accept": bytes(int(sem in _NUM_ACCEPT) for sem in range(11)),
+            **_c_tables(),
         }
 
     def name_end(self, table: int, pos: int) -> int:

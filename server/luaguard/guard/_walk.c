@@ -1676,33 +1676,29 @@ static inline PyObject **ref_slot(Walker *w, int i) {
     return (PyObject **)((char *)w + WALKER_REF_TABLE[i].offset);
 }
 
+/* the references the compiled steps hold (init_auto) */
+#define AUTO_REFS(X) X(auto_states) X(auto_ids) X(kw_next) X(name_child) X(name_end) X(cm_step) X(sm_step) \
+    X(num_next) X(cm_start_obj)
+
+static void clear_auto(Walker *w) {
+#define AUTO_CLEAR(f) Py_CLEAR(w->f);
+    AUTO_REFS(AUTO_CLEAR)
+#undef AUTO_CLEAR
+}
+
 static int Walker_traverse(Walker *w, visitproc visit, void *arg) {
     for (int i = 0; i < N_REFS; i++)
         Py_VISIT(*ref_slot(w, i));
-    Py_VISIT(w->auto_states);
-    Py_VISIT(w->auto_ids);
-    Py_VISIT(w->kw_next);
-    Py_VISIT(w->name_child);
-    Py_VISIT(w->name_end);
-    Py_VISIT(w->cm_step);
-    Py_VISIT(w->sm_step);
-    Py_VISIT(w->num_next);
-    Py_VISIT(w->cm_start_obj);
+#define AUTO_VISIT(f) Py_VISIT(w->f);
+    AUTO_REFS(AUTO_VISIT)
+#undef AUTO_VISIT
     return 0;
 }
 
 static int Walker_clear(Walker *w) {
     for (int i = 0; i < N_REFS; i++)
         Py_CLEAR(*ref_slot(w, i));
-    Py_CLEAR(w->auto_states);
-    Py_CLEAR(w->auto_ids);
-    Py_CLEAR(w->kw_next);
-    Py_CLEAR(w->name_child);
-    Py_CLEAR(w->name_end);
-    Py_CLEAR(w->cm_step);
-    Py_CLEAR(w->sm_step);
-    Py_CLEAR(w->num_next);
-    Py_CLEAR(w->cm_start_obj);
+    clear_auto(w);
     return 0;
 }
 
@@ -1711,15 +1707,7 @@ static int Walker_clear(Walker *w) {
  * kw_first (a tuple of 256 ints) and layout (a tuple: compiled_code_steps()["layout"], which must equal
  * C_LAYOUT) */
 static int init_auto(Walker *w, PyObject *aut) {
-    Py_CLEAR(w->auto_states);
-    Py_CLEAR(w->auto_ids);
-    Py_CLEAR(w->kw_next);
-    Py_CLEAR(w->name_child);
-    Py_CLEAR(w->name_end);
-    Py_CLEAR(w->cm_step);
-    Py_CLEAR(w->sm_step);
-    Py_CLEAR(w->num_next);
-    Py_CLEAR(w->cm_start_obj);
+    clear_auto(w);
     PyMem_Free(w->kw_word);
     w->kw_word = NULL;
     w->csteps = 0;

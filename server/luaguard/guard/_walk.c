@@ -311,23 +311,17 @@ static inline int is_identity(long long pc, long long keep, long long ends, long
     return (pc & PC_CLEAN) && keep >= (pc & 63) && drop == 0 && (((pc >> 6) & 31) == 0 || ends != 0);
 }
 
-/* callback fn(a[, b]) -> int into *out */
-static inline int call_ll(PyObject *fn, long long a, long long b, int nargs, long long *out) {
-    PyObject *args[2];
-    args[0] = PyLong_FromLongLong(a);
-    if (args[0] == NULL)
-        return -1;
-    args[1] = NULL;
-    if (nargs == 2) {
-        args[1] = PyLong_FromLongLong(b);
-        if (args[1] == NULL) {
-            Py_DECREF(args[0]);
-            return -1;
-        }
-    }
-    PyObject *r = PyObject_Vectorcall(fn, args, (size_t)nargs, NULL);
-    Py_DECREF(args[0]);
-    Py_XDECREF(args[1]);
+/* callback fn(v[0], ..., v[n - 1]) (n <= 3) -> int into *out; 0, or -1 with an exception */
+static int call_lls(PyObject *fn, const long long *v, int n, long long *out) {
+    PyObject *args[3] = {NULL, NULL, NULL};
+    PyObject *r = NULL;
+    for (int i = 0; i < n; i++)
+        if ((args[i] = PyLong_FromLongLong(v[i])) == NULL)
+            goto done;
+    r = PyObject_Vectorcall(fn, args, (size_t)n, NULL);
+done:
+    for (int i = 0; i < n; i++)
+        Py_XDECREF(args[i]);
     if (r == NULL)
         return -1;
     *out = PyLong_AsLongLong(r);
@@ -335,6 +329,12 @@ static inline int call_ll(PyObject *fn, long long a, long long b, int nargs, lon
     if (*out == -1 && PyErr_Occurred())
         return -1;
     return 0;
+}
+
+/* callback fn(a[, b]) -> int into *out */
+static inline int call_ll(PyObject *fn, long long a, long long b, int nargs, long long *out) {
+    long long v[2] = {a, b};
+    return call_lls(fn, v, nargs, out);
 }
 
 static PyObject *walk(Walker *w, long long node, long long sid);
@@ -873,20 +873,8 @@ static int name_ask(Walker *w, long table, long pos, long b, long long *r) {
     long long key = ((long long)table << 40) | ((long long)pos << 8) | (b < 256 ? b : NAME_END_KEY);
     if (map_get(&w->nkids, key, r))
         return 0;
-    PyObject *args[3] = {PyLong_FromLong(table), PyLong_FromLong(pos), b < 256 ? small(b) : NULL};
-    if (args[0] == NULL || args[1] == NULL) {
-        Py_XDECREF(args[0]);
-        Py_XDECREF(args[1]);
-        return -1;
-    }
-    PyObject *got = PyObject_Vectorcall(b < 256 ? w->name_child : w->name_end, args, b < 256 ? 3 : 2, NULL);
-    Py_DECREF(args[0]);
-    Py_DECREF(args[1]);
-    if (got == NULL)
-        return -1;
-    *r = PyLong_AsLongLong(got);
-    Py_DECREF(got);
-    if (*r == -1 && PyErr_Occurred())
+    long long v[3] = {table, pos, b};
+    if (call_lls(b < 256 ? w->name_child : w->name_end, v, b < 256 ? 3 : 2, r) < 0)
         return -1;
     if (b < 256 ? *r < -2 : (*r < NE_PYTHON || (*r > NE_DEFAULT && *r < -20))) {
         PyErr_Format(PyExc_ValueError, "walk: %s gave %lld", b < 256 ? "name_child" : "name_end", *r);
@@ -1138,17 +1126,7 @@ static int phrase_ask(Walker *w, int which, long ac, long b, long long *out) {
     long long key = (1LL << 62) | ((long long)which << 60) | ((long long)ac << 8) | b;
     if (map_get(&w->nkids, key, out))
         return 1;
-    PyObject *a = PyLong_FromLong(ac);
-    if (a == NULL)
-        return -1;
-    PyObject *args[2] = {a, small(b)};
-    PyObject *got = PyObject_Vectorcall(which ? w->sm_step : w->cm_step, args, 2, NULL);
-    Py_DECREF(a);
-    if (got == NULL)
-        return -1;
-    *out = PyLong_AsLongLong(got);
-    Py_DECREF(got);
-    if ((*out == -1 && PyErr_Occurred()) || map_put(&w->nkids, key, *out) < 0)
+    if (call_ll(which ? w->sm_step : w->cm_step, ac, b, 2, out) < 0 || map_put(&w->nkids, key, *out) < 0)
         return -1;
     return 1;
 }

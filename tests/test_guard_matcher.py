@@ -1427,6 +1427,51 @@ def test_projection_identity_is_known_from_the_projection_class(project) -> None
     assert said > 0
 
 
+def test_compiled_projections_equal_the_automatons(project) -> None:
+    """The compiled walk projects states itself (``project_sid`` in ``_walk.c``): for the
+    states the walks of random sample positions met and the matchers' own full states (with
+    declarations, events and frames the model opened), under keys keeping none to more
+    than all frames, every string end and every ``drop`` bit, the state it interns is the
+    one :meth:`Automaton.project` returns, with the free kind and projection class the
+    automaton computes for it; and it returns the state's own id where ``project`` returns
+    the state itself."""
+    import os
+
+    import luaguard.guard.vocab as V
+    from guard_support import byte_level_tokenizer
+    from luaguard.guard.automaton import Automaton
+    from luaguard.guard.matcher import path_space
+    from luaguard.guard.token_bytes import token_table
+
+    if os.environ.get(V.PURE_PYTHON_ENV) or V._CWalker is None:
+        pytest.skip("the compiled walk is not in use")
+    table = token_table(byte_level_tokenizer())
+    au = Automaton(path_space(project))
+    g = Guard(au, table)
+    full = _walked_states(g, project, 43, 6)
+    t, cw = g.engine._tables, g.engine._cwalk
+    sids = list(range(min(len(t.states), 700))) + [t.intern(s) for s in full]
+    modes = set()
+    same = 0
+    for sid in sids:
+        s = t.states[sid]
+        for keep in (0, 1, 2, 3, 70):
+            for ends in (0, 1, 2, 4, 8, 16, 31):
+                for drop in range(16):
+                    want = au.project(s, keep, ends, drop)
+                    got = cw.project(sid, keep, ends, drop)
+                    assert t.states[got] == want, (s, keep, ends, drop)
+                    if want is s:
+                        assert got == sid
+                        same += 1
+                    elif want != s:
+                        modes.add(s[0])
+    for sid, s in enumerate(t.states):
+        assert (t.free[sid], t.pclass[sid]) == (au.free_kind(s), au.projection_class(s)), s
+    assert same > 0 and len(modes) >= 8, modes
+    assert any(s[6] is not None or s[9] for s in full)  # declarations or events were projected
+
+
 def test_fixed_identifiers_are_left_as_they_are_by_identifier_bytes(project) -> None:
     """Automaton.ident_fixed (readers skip the rest of a run of identifier bytes from such a
     state): from every state the walk met and every state a byte-by-byte reading of sample
@@ -1510,8 +1555,8 @@ def test_delegates_step_as_the_pending_token_does(project) -> None:
 
 def test_compiled_steps_equal_the_automatons_steps_byte_for_byte(project) -> None:
     """The compiled walk's own automaton steps (``cstep`` in ``_walk.c``: between tokens in
-    code, names after ``.``/``:``, lookup and index name strings, after ``[``, line comments
-    and the starts of comments, quoted strings, numbers) give, for
+    code, names after ``.``/``:``, lookup and index name strings, after ``[`` and ``[=``,
+    line comments and the starts of comments, quoted and interpolated strings, numbers) give, for
     every byte, the state :meth:`Automaton.step` gives from every state the walks of random
     sample positions reached, and intern new states with the free kind and projection class
     the automaton computes for them (which the walk's skips read)."""
@@ -1534,11 +1579,14 @@ def test_compiled_steps_equal_the_automatons_steps_byte_for_byte(project) -> Non
     _walked_states(g, project, 31, 6)
     for text in ('local rs = game:GetService("', 'game.ReplicatedStorage:WaitForChild("', 'game.Workspace["',
                  "local x = game.ReplicatedStorage.", "game.Players.LocalPlayer:", "-- a comment", "--[=",
-                 'local s = "text', "local n = 0x1F", "local f = 1.5e"):
+                 'local s = "text', "local n = 0x1F", "local f = 1.5e", "local t = `a {x} b", "local u = [==",
+                 "local v = f[", "print(`{"):
         g.matcher(text).mask()  # (name strings and names of the walk's own)
     t, cw = g.engine._tables, g.engine._cwalk
+    extra = [t.intern((A.M_LBRACK_EQ, level) + s[2:])  # (the longest long-bracket level opened)
+             for s in [s for s in t.states if s[0] == A.M_LBRACK_EQ][:3] for level in (31, 32)]
     covered: collections.Counter = collections.Counter()
-    for sid in range(min(len(t.states), 2500)):
+    for sid in [*range(min(len(t.states), 2500)), *extra]:
         s = t.states[sid]
         for b in range(256):
             got = cw.step(sid, b)
@@ -1550,7 +1598,8 @@ def test_compiled_steps_equal_the_automatons_steps_byte_for_byte(project) -> Non
     for sid, s in enumerate(t.states):
         assert (t.free[sid], t.pclass[sid]) == (au.free_kind(s), au.projection_class(s)), s
     assert all(covered[m] > 100 for m in (A.M_CODE, A.M_NAME, A.M_NSTR, A.M_LBRACK, A.M_LCMT, A.M_CSTART, A.M_STR,
-                                          A.M_NUM)), covered
+                                          A.M_NUM, A.M_INTERP, A.M_LBRACK_EQ)), covered
+    assert any(s[0] == A.M_LSTR for s in t.states)  # (opened by the walker's own `[[` / `[=[`)
     # with grounded asset ids the automaton's steps stay in Python
     from luaguard.guard.numbers import IdSet
 

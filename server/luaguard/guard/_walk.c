@@ -30,13 +30,15 @@
  * byte" flag (decided from the state's classes and its own transition: bad_of).
  *
  * The automaton's most frequent steps are compiled too (cstep: in code, in names after `.`
- * and `:`, in lookup and index name strings, after `[`, in line comments and comment starts,
- * in quoted strings, in numbers; Automaton.compiled_code_steps gives what they read, and the
+ * and `:`, in lookup and index name strings, after `[` and `[=`, in line comments and
+ * comment starts, in quoted and interpolated strings, in numbers;
+ * Automaton.compiled_code_steps gives what they read, and the
  * name tables and placeholder matchers stay in Python behind Automaton.name_child and
  * name_end and the matchers' step, each asked once per position and byte): over
  * guard_eval's 152k replay they take 83% of the transitions the walk computes, and the p99
  * fell by 12% (in-process A/B, min-of-4 and -5).  Any state or byte they do not cover is
- * stepped by Python as before.
+ * stepped by Python as before.  So are projections (project_sid: Automaton.project), and
+ * the states the walker interns are taken off the cyclic collector's lists (untrack_deep).
  *
  * The walker holds references to the engine's lists and callbacks as they are when it is
  * made; the engine makes a new walker whenever it replaces them (MaskEngine._reset).  The
@@ -426,7 +428,7 @@ static Level *level_at(Walker *w, int d) {
     return w->levels[d];
 }
 
-/* the byte classes of state sid (a tuple of 256 ints, or None): a new reference */
+/* the byte classes of state sid (256 bytes, or None): a new reference */
 static PyObject *cmap_of(Walker *w, long long sid) {
     long long got;
     if (map_get(&w->cmaps, sid, &got)) {
@@ -442,8 +444,8 @@ static PyObject *cmap_of(Walker *w, long long sid) {
     Py_DECREF(a);
     if (cmap == NULL)
         return NULL;
-    if (cmap != Py_None && (!PyTuple_Check(cmap) || PyTuple_GET_SIZE(cmap) != 256)) {
-        PyErr_SetString(PyExc_TypeError, "walk: byte classes must be a tuple of 256 ints or None");
+    if (cmap != Py_None && (!PyBytes_CheckExact(cmap) || PyBytes_GET_SIZE(cmap) != 256)) {
+        PyErr_SetString(PyExc_TypeError, "walk: byte classes must be 256 bytes or None");
         Py_DECREF(cmap);
         return NULL;
     }
@@ -454,16 +456,10 @@ static PyObject *cmap_of(Walker *w, long long sid) {
     return cmap;
 }
 
-/* the class of byte b in class map cmap (a tuple of 256 ints, or None: b itself) */
+/* the class of byte b (0-255) in class map cmap (256 bytes, checked by cmap_of, or None: b
+ * itself) */
 static inline long long class_in(PyObject *cmap, long long b) {
-    long long cls = cmap != Py_None ? PyLong_AsLongLong(PyTuple_GET_ITEM(cmap, b)) : b;
-    if (cls == -1 && PyErr_Occurred())
-        return -1;
-    if (cls < 0 || cls > 255) {
-        PyErr_Format(PyExc_ValueError, "walk: byte class %lld out of range", cls);
-        return -1;
-    }
-    return cls;
+    return cmap != Py_None ? ((const unsigned char *)PyBytes_AS_STRING(cmap))[b] : b;
 }
 
 /* The state after byte class cls from state sid (-1: rejected) into *out; 0, or -1 with an
@@ -488,7 +484,7 @@ static inline long long class_in(PyObject *cmap, long long b) {
  * from every state the walks of sample positions reach both ways and compares. */
 
 enum { M_CODE = 0, M_IDENT = 1, M_NUM = 2, M_DASH = 3, M_DOT1 = 4, M_DOT2 = 5, M_COLON = 6, M_LBRACK = 7,
-       M_STR = 9, M_LSTR = 10, M_LCMT = 13, M_BCMT = 14, M_CSTART = 11, M_CLB = 12, M_INTERP = 15, M_NAME = 16, M_NSTR = 19, M_TILDE = 23 };
+       M_STR = 9, M_LSTR = 10, M_LCMT = 13, M_BCMT = 14, M_CSTART = 11, M_CLB = 12, M_INTERP = 15, M_LBRACK_EQ = 8, M_NAME = 16, M_NSTR = 19, M_TILDE = 23 };
 enum { P_NONE = 0, P_PRE = 1, P_NAME = 2, P_CALLABLE = 3, P_VAL = 4, P_OTHER = 5, P_THEN_EXPR = 8, P_STRING = 10 };
 enum { K_CALL = 1, K_GROUP = 2, K_INDEX = 3, K_TABLE = 4, K_INTERP = 5 };
 enum { C_BAD = 0, C_WS = 1, C_NL = 2, C_IDSTART = 3, C_DIGIT = 4 };
@@ -521,7 +517,8 @@ static const long C_LAYOUT[] = {M_CODE, M_IDENT, M_NUM, M_DASH, M_DOT1, M_DOT2, 
                                 END_SQ, END_BT, FK_DQ, FK_SQ, FK_INTERP, FK_BLANK, 0 /* N_NONE */, 0 /* PH1 */,
                                 0 /* S_Z */, 1 /* S_D */, 63 /* frames counted */, M_NAME, 1 /* F_IDENT */, M_NSTR,
                                 2 /* F_NSTR */, M_CSTART, M_CLB, 4 /* F_LCMT */, 8 /* F_BCMT */,
-                                8 /* END_RB */, 16 /* END_NL */, -1 /* BANNED */, 4 /* S_E */};
+                                8 /* END_RB */, 16 /* END_NL */, -1 /* BANNED */, 4 /* S_E */,
+                                M_LBRACK_EQ, 64 /* F_LSTR */};
 #define N_LAYOUT ((Py_ssize_t)(sizeof(C_LAYOUT) / sizeof(C_LAYOUT[0])))
 
 #define TI(t, i) PyTuple_GET_ITEM((t), (i))
@@ -620,6 +617,8 @@ static long free_kind_of(long mode, PyObject *pay) {
         return (as_long(pay) >> 2) == 0 ? 4 /* F_LCMT */ : 0;
     if (mode == M_BCMT)
         return as_long(TI(pay, 1)) < 0 && (as_long(TI(pay, 2)) >> 2) == 0 ? 8 /* F_BCMT */ : 0;
+    if (mode == M_LSTR)
+        return as_long(TI(pay, 1)) < 0 && (as_long(TI(pay, 2)) >> 2) == 0 ? 64 /* F_LSTR */ : 0;
     if (mode == M_IDENT)
         return as_long(TI(pay, 2)) & I_AFTER_STRING ? 0 : 1 /* F_IDENT */;
     if (mode == M_STR) {
@@ -1089,10 +1088,51 @@ static int nstr_step(Walker *w, PyObject *s, long b, PyObject **out, long *fk) {
  * go to Python): an index opens (a frame K_INDEX) and the byte is read in code, or - after
  * a literal - rejected; an index on an instance value (its name string) goes to Python.
  * As code_step's result. */
+static PyObject *with_pay(PyObject *s, long mode, PyObject *pay);
+
+/* Automaton._long_string_start: `[[` or `[=...=[` (level `=`s) from state s (mode M_LBRACK
+ * or M_LBRACK_EQ) opens a long string; 0 where a declaration or events are being read */
+static int long_string_start(Walker *w, PyObject *s, long level, PyObject **out) {
+    PyObject *ev = TI(s, 9);
+    if (TI(s, 6) != Py_None || !PyTuple_CheckExact(ev) || PyTuple_GET_SIZE(ev))
+        return 0;
+    long prev = as_long(TI(s, 2));
+    int call = prev == P_NAME || prev == P_CALLABLE;
+    PyObject *stack = TI(s, 5);
+    if (call)
+        Py_INCREF(stack);
+    else
+        stack = operand(prev == P_VAL || prev == P_STRING, stack);
+    if (stack == NULL)
+        return -1;
+    PyObject *p[4] = {small(level), small(-1), small(w->sm_start), small(call ? 0 : 1)};
+    PyObject *pay = tuple_of(p, 4);
+    PyObject *z = small(0);
+    PyObject *st = pay == NULL ? NULL
+                               : state_of(small(M_LSTR), pay, small(P_NONE), z, small(NOVAL), stack, Py_None, z, TI(s, 8), ev);
+    Py_XDECREF(pay);
+    Py_DECREF(stack);
+    return put(out, st);
+}
+
+/* the mode M_LBRACK_EQ (`[` and `=`s read; the level in the payload): another `=` (at most
+ * 32), or `[`; anything else is rejected (the walk's steps are not lenient) */
+static int lbrack_eq_step(Walker *w, PyObject *s, long b, PyObject **out) {
+    *out = NULL;
+    long level = as_long(TI(s, 1));
+    if (b == 0x3D)
+        return level >= 32 ? 1 : put(out, with_pay(s, M_LBRACK_EQ, PyLong_FromLong(level + 1)));
+    if (b == 0x5B)
+        return long_string_start(w, s, level, out);
+    return 1;
+}
+
 static int lbrack_step(Walker *w, PyObject *s, long b, PyObject **out) {
     *out = NULL;
-    if (b == 0x5B || b == 0x3D)
-        return 0;
+    if (b == 0x5B)
+        return long_string_start(w, s, 0, out);
+    if (b == 0x3D)
+        return put(out, with_pay(s, M_LBRACK_EQ, PyLong_FromLong(1)));
     long prev = as_long(TI(s, 2)), v = as_long(TI(s, 4));
     if (PyErr_Occurred())
         return -1;
@@ -1265,6 +1305,69 @@ static int string_step(Walker *w, PyObject *s, long b, PyObject **out) {
 /* Automaton._number, not lenient: the lexeme's next (phase, value state) from the table
  * Automaton.compiled_code_steps gives (_number_next), or - where the byte ends the number -
  * the byte read in code after a value (a number that is not complete: rejected). */
+/* Automaton._interp for the walk's steps, no asset ids tracked: the text of an interpolated
+ * string, its escapes, `{` opening an expression and the closing backquote */
+static int interp_step(Walker *w, PyObject *s, long b, PyObject **out) {
+    *out = NULL;
+    if (w->sm_step == NULL)
+        return 0;
+    PyObject *pay = TI(s, 1);
+    if (!PyTuple_CheckExact(pay) || PyTuple_GET_SIZE(pay) != 4)
+        return 0;
+    long esc = as_long(TI(pay, 0)), trig = as_long(TI(pay, 2)), idn = as_long(TI(pay, 3));
+    if (PyErr_Occurred())
+        return -1;
+    if (trig != -2 || idn != -1)
+        return 0;
+    PyObject *ac = TI(pay, 1), *z = small(0);
+    if (esc) {
+        if (esc == 1) {
+            long nesc = b == 0x7A ? 2 : (b == 0x0D ? 4 : (b == 0x75 ? 3 : 0));
+            PyObject *p[4] = {small(nesc), small(w->sm_start), TI(pay, 2), small(-1)};
+            return put(out, with_pay(s, M_INTERP, tuple_of(p, 4)));
+        }
+        if (esc == 2 && (w->klass[b] == C_WS || w->klass[b] == C_NL)) {
+            Py_INCREF(s);
+            *out = s;
+            return 1;
+        }
+        if ((esc == 4 && b == 0x0A) || (esc == 3 && b == 0x7B)) {
+            PyObject *p[4] = {z, ac, TI(pay, 2), TI(pay, 3)};
+            return put(out, with_pay(s, M_INTERP, tuple_of(p, 4)));
+        }
+    }
+    if (b == 0x60)
+        return put(out, state_of(small(M_CODE), z, small(P_STRING), z, small(NOVAL), TI(s, 5), TI(s, 6), z, TI(s, 8),
+                                 TI(s, 9)));
+    if (b == 0x7B) {
+        PyObject *st = pushed(TI(s, 5), frame_of(K_INTERP, small(NOVAL), z, TI(s, 8)));
+        if (st == NULL)
+            return -1;
+        PyObject *r = state_of(small(M_CODE), z, small(P_PRE), small(F_IOPEN), small(NOVAL), st, TI(s, 6), z, z, TI(s, 9));
+        Py_DECREF(st);
+        return put(out, r);
+    }
+    if (b == 0x5C) {
+        PyObject *p[4] = {small(1), ac, TI(pay, 2), small(-1)};
+        return put(out, with_pay(s, M_INTERP, tuple_of(p, 4)));
+    }
+    if (b == 10 || b == 13)
+        return 1;
+    long long nac;
+    int pa = phrase_ask(w, 1, as_long(ac), b, &nac);
+    if (pa != 1)
+        return pa;
+    if (nac == -1)
+        return 1;
+    PyObject *no = PyLong_FromLongLong(nac);
+    if (no == NULL)
+        return -1;
+    PyObject *p[4] = {z, no, TI(pay, 2), TI(pay, 3)};
+    PyObject *np = tuple_of(p, 4);
+    Py_DECREF(no);
+    return put(out, with_pay(s, M_INTERP, np));
+}
+
 static int number_step(Walker *w, PyObject *s, long b, PyObject **out) {
     *out = NULL;
     if (w->num_next == NULL)
@@ -1295,6 +1398,26 @@ static int number_step(Walker *w, PyObject *s, long b, PyObject **out) {
 /* the id of state (a new reference, stolen) in the engine's tables, as _StateTables.intern:
  * a new id (the state, its free kind and projection class appended) for a new state; the
  * free kind is fk_known unless that is -1 (then free_kind_of) */
+/* Take tuple o, and the tuples inside it, off the cyclic collector's lists when nothing in
+ * them is tracked (what CPython's collector does lazily to the tuples it traverses, done
+ * when a state is interned): a state is made of ints, None and tuples of those, so it can
+ * never be part of a cycle, and the young collections that the walk's allocations start no
+ * longer traverse the states it keeps - they traversed the new states of a step once or
+ * twice over before (measured over the 152k replay: 7,949 young and 722 middle
+ * collections, 0.63 s in all).  1 when o is (now) untracked. */
+static int untrack_deep(PyObject *o) {
+    if (!PyObject_IS_GC(o) || !PyObject_GC_IsTracked(o))
+        return 1;
+    if (!PyTuple_CheckExact(o))
+        return 0;
+    int all = 1;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(o); i++)
+        all &= untrack_deep(TI(o, i));
+    if (all)
+        PyObject_GC_UnTrack(o);
+    return all;
+}
+
 static long long intern_state(Walker *w, PyObject *state, long fk_known) {
     Py_ssize_t n = PyList_GET_SIZE(w->auto_states);
     PyObject *nobj = PyLong_FromSsize_t(n);
@@ -1310,6 +1433,7 @@ static long long intern_state(Walker *w, PyObject *state, long fk_known) {
         sid = PyLong_AsLongLong(got);
         goto done;
     }
+    untrack_deep(state);
     PyObject *fk = PyLong_FromLong(fk_known >= 0 ? fk_known : free_kind_of(as_long(TI(state, 0)), TI(state, 1)));
     PyObject *pc = PyLong_FromLong(pclass_of(state));
     if (fk != NULL && pc != NULL && PyList_Append(w->auto_states, state) == 0 && PyList_Append(w->free_kinds, fk) == 0 &&
@@ -1321,6 +1445,175 @@ done:
     Py_DECREF(nobj);
     Py_DECREF(state);
     return sid;
+}
+
+/* -- projections, compiled --------------------------------------------------------------
+ *
+ * Automaton.project (automaton.py) of a state tuple: the state without what the coming
+ * bytes cannot read (see there).  The walker projects its states itself (project_sid, for
+ * the child groups' keys and the children's truncations) instead of calling back into
+ * Python for each new projection, and interns the result as intern_state does; a projection
+ * keeps the state's mode and what its free kind reads, so the projected state has the
+ * free kind of the state it comes from.  tests/test_guard_matcher.py projects every state
+ * the walks of sample positions reach under every key both ways and compares. */
+
+/* payload t with item at replaced by x (a new reference): t[:at] + (x,) + t[at + 1:], or
+ * t[:at] + (x,) when not keep_tail */
+static PyObject *pay_with(PyObject *t, Py_ssize_t at, PyObject *x, int keep_tail) {
+    Py_ssize_t n = PyTuple_GET_SIZE(t), m = keep_tail ? n : at + 1;
+    if (keep_tail ? at >= n : at > n) {
+        PyErr_SetString(PyExc_ValueError, "project: a payload shorter than its mode's");
+        return NULL;
+    }
+    PyObject *o = PyTuple_New(m);
+    if (o == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < m; i++) {
+        PyObject *v = i == at ? x : TI(t, i);
+        Py_INCREF(v);
+        PyTuple_SET_ITEM(o, i, v);
+    }
+    return o;
+}
+
+/* Automaton.project(s, keep, ends, drop): a new reference (s itself when nothing changes) */
+static PyObject *project_state(PyObject *s, long keep, long ends, long drop) {
+    long mode = as_long(TI(s, 0));
+    PyObject *pay = TI(s, 1);
+    if (mode == M_STR || mode == M_LSTR || mode == M_LCMT || mode == M_BCMT || mode == M_INTERP) {
+        long te = mode == M_STR ? (as_long(TI(pay, 0)) == 0x22 ? END_DQ : END_SQ)
+                  : mode == M_INTERP ? END_BT
+                  : mode == M_LCMT   ? 16L /* END_NL */
+                                     : 8L /* END_RB */;
+        if (!(ends & te)) {
+            PyObject *npay;
+            if (mode == M_STR)
+                npay = pay_with(pay, 5, small(LITERAL), 0);
+            else if (mode == M_LSTR)
+                npay = pay_with(pay, 3, small(1), 0);
+            else {
+                npay = pay;
+                Py_INCREF(npay);
+            }
+            if (npay == NULL)
+                return NULL;
+            PyObject *empty = PyTuple_New(0);
+            PyObject *r = empty == NULL ? NULL
+                                        : state_of(TI(s, 0), npay, small(P_NONE), small(0), small(NOVAL), empty, Py_None,
+                                                   small(0) /* N_NONE */, small(0), empty);
+            Py_XDECREF(empty);
+            Py_DECREF(npay);
+            return r;
+        }
+    }
+    PyObject *stack = TI(s, 5);
+    Py_ssize_t n = PyTuple_GET_SIZE(stack), m = keep <= 0 ? 0 : (keep < n ? keep : n);
+    long under = n > m ? as_long(TI(TI(stack, n - m - 1), 0)) : 0;
+    /* below the kept frames, one stand-in frame when they are inside brackets */
+    int below = under == K_CALL || under == K_GROUP || under == K_INDEX || under == K_TABLE;
+    PyObject *st = PyTuple_New(m + below);
+    if (st == NULL)
+        return NULL;
+    if (below) {
+        PyObject *f = frame_of(K_CALL, small(0), small(0), small(0));
+        if (f == NULL) {
+            Py_DECREF(st);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(st, 0, f);
+    }
+    for (Py_ssize_t i = 0; i < m; i++) {
+        PyObject *f = TI(stack, n - m + i);
+        long k = as_long(TI(f, 0));
+        PyObject *r = (drop & 8) || k == K_TABLE ? small(0) : TI(f, 1);
+        PyObject *nf;
+        if (r == TI(f, 1) && as_long(TI(f, 2)) == 0) { /* the frame as it is */
+            nf = f;
+            Py_INCREF(nf);
+        } else if ((nf = frame_of(k, r, small(0), TI(f, 3))) == NULL) {
+            Py_DECREF(st);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(st, below + i, nf);
+    }
+    PyObject *val = TI(s, 4), *flags = TI(s, 3);
+    PyObject *npay = pay;
+    Py_INCREF(npay);
+    if (drop) {
+        if (mode == M_CODE) {
+            if (drop & 1)
+                val = small(NOVAL);
+            if (drop & 2)
+                flags = small(0);
+        } else if (drop & 4) {
+            if (mode == M_IDENT && as_long(TI(pay, 1)) != NOVAL) {
+                Py_DECREF(npay);
+                npay = pay_with(pay, 1, small(NOVAL), 1);
+            } else if (mode == M_NAME) {
+                long base = as_long(TI(pay, 3)) == POISON ? POISON : NOVAL;
+                if (as_long(TI(pay, 3)) != base) {
+                    Py_DECREF(npay);
+                    npay = pay_with(pay, 3, small(base), 1);
+                }
+            }
+            if (npay == NULL) {
+                Py_DECREF(st);
+                return NULL;
+            }
+        }
+    }
+    PyObject *ev = TI(s, 9);
+    int same = PyObject_RichCompareBool(st, stack, Py_EQ);
+    int evt = PyObject_IsTrue(ev);
+    if (same < 0 || evt < 0 || PyErr_Occurred()) {
+        Py_DECREF(st);
+        Py_DECREF(npay);
+        return NULL;
+    }
+    if (same && TI(s, 6) == Py_None && !evt && as_long(val) == as_long(TI(s, 4)) &&
+        as_long(flags) == as_long(TI(s, 3)) && npay == pay) {
+        Py_DECREF(st);
+        Py_DECREF(npay);
+        Py_INCREF(s);
+        return s;
+    }
+    PyObject *empty = PyTuple_New(0);
+    PyObject *r = empty == NULL ? NULL
+                                : state_of(TI(s, 0), npay, TI(s, 2), flags, val, st, Py_None, TI(s, 7), TI(s, 8), empty);
+    Py_XDECREF(empty);
+    Py_DECREF(st);
+    Py_DECREF(npay);
+    return r;
+}
+
+/* the id of state sid projected with (normalised) arguments keep, ends and drop into *out,
+ * the projection computed here (compiled steps on) or by fallback(sid, key) (a call-back
+ * into Python: _StateTables.gproj_miss or trunc_miss); 0, or -1 with an exception */
+static int project_sid(Walker *w, long long sid, long long keep, long long ends, long long drop, PyObject *fallback,
+                       long long key, long long *out) {
+    if (w->auto_states == NULL || sid >= PyList_GET_SIZE(w->auto_states))
+        return call_ll(fallback, sid, key, 2, out);
+    PyObject *s = PyList_GET_ITEM(w->auto_states, sid);
+    if (!PyTuple_CheckExact(s) || PyTuple_GET_SIZE(s) != 10)
+        return call_ll(fallback, sid, key, 2, out);
+    PyObject *p = project_state(s, (long)keep, (long)ends, (long)drop);
+    if (p == NULL)
+        return -1;
+    if (p == s) {
+        Py_DECREF(p);
+        *out = sid;
+        return 0;
+    }
+    long long fk, pc;
+    if (state_info(w, sid, &fk, &pc) < 0) {
+        Py_DECREF(p);
+        return -1;
+    }
+    long long nsid = intern_state(w, p, (long)fk);
+    if (nsid < 0)
+        return -1;
+    *out = nsid;
+    return 0;
 }
 
 /* the walk's transition of state sid on byte class cls stepped here, when its mode is
@@ -1343,6 +1636,10 @@ static int cstep(Walker *w, long long sid, long long cls, long long *out) {
         r = nstr_step(w, s, (long)cls, &next, &fk);
     else if (mode == M_LBRACK)
         r = lbrack_step(w, s, (long)cls, &next);
+    else if (mode == M_LBRACK_EQ)
+        r = lbrack_eq_step(w, s, (long)cls, &next);
+    else if (mode == M_INTERP)
+        r = interp_step(w, s, (long)cls, &next);
     else if (mode == M_LCMT || mode == M_CSTART || mode == M_CLB)
         r = comment_step(w, s, mode, (long)cls, &next);
     else if (mode == M_STR)
@@ -1390,7 +1687,7 @@ static int trans_of(Walker *w, long long sid, long long cls, long long *out) {
                 return -1;
             long long dcls = class_in(dm, cls);
             Py_DECREF(dm);
-            if (dcls < 0 || trans_of(w, dsid, dcls, out) < 0)
+            if (trans_of(w, dsid, dcls, out) < 0)
                 return -1;
             return map_put(&w->trans, key, *out);
         }
@@ -1417,16 +1714,8 @@ static long long bad_of(Walker *w, long long sid) {
         const unsigned char *bb = (const unsigned char *)PyBytes_AS_STRING(w->bad_bytes);
         Py_ssize_t n = PyBytes_GET_SIZE(w->bad_bytes);
         int one = 1;
-        for (Py_ssize_t i = 0; rep >= 0 && one && i < n; i++) {
-            long long c = class_in(cmap, bb[i]);
-            if (c < 0)
-                rep = -1;
-            one = c == rep;
-        }
-        if (rep < 0) { /* (class_in set the exception) */
-            Py_DECREF(cmap);
-            return -1;
-        }
+        for (Py_ssize_t i = 0; one && i < n; i++)
+            one = class_in(cmap, bb[i]) == rep;
         if (one) {
             long long nsid;
             if (trans_of(w, sid, rep, &nsid) < 0) {
@@ -1464,8 +1753,6 @@ static PyObject *group(Walker *w, long long k0, long long k1, long long sid) {
         long long byte = w->kd[KID_REC * i], child = w->kd[KID_REC * i + 1];
         const int32_t *cr = w->nd + NODE_REC * child;
         long long cls = has_cmap ? class_in(cmap, byte) : byte;
-        if (cls < 0)
-            goto done;
         long long nsid = tr[cls];
         if (nsid == TR_UNKNOWN) {
             if (trans_of(w, sid, cls, &nsid) < 0)
@@ -1489,7 +1776,8 @@ static PyObject *group(Walker *w, long long k0, long long k1, long long sid) {
             pk = (keep << 5) | ends;
             long long csid = nsid, key = (nsid << 12) | pk;
             if (!is_identity(npc, keep, ends, 0) && !map_get(&w->trunc, key, &csid)) {
-                if (call_ll(w->trunc_miss, nsid, pk, 2, &csid) < 0 || map_put(&w->trunc, key, csid) < 0)
+                if (project_sid(w, nsid, keep, ends, 0, w->trunc_miss, pk, &csid) < 0 ||
+                    map_put(&w->trunc, key, csid) < 0)
                     goto done;
             }
             PyObject *sub = walk(w, child, csid);
@@ -1571,7 +1859,8 @@ static PyObject *walk(Walker *w, long long node, long long sid) {
         long long pk = (need << 7) | (drop << 5) | ends;
         long long gsid = sid, gkey = (sid << 14) | pk;
         if (!is_identity(pc, need, ends, drop) && !map_get(&w->gproj, gkey, &gsid)) {
-            if (call_ll(w->gproj_miss, sid, pk, 2, &gsid) < 0 || map_put(&w->gproj, gkey, gsid) < 0)
+            if (project_sid(w, sid, need, ends, drop, w->gproj_miss, pk, &gsid) < 0 ||
+                map_put(&w->gproj, gkey, gsid) < 0)
                 goto fail;
         }
         long long mk = (gsid * w->nodes + node) * w->span + gi, got;
@@ -2005,6 +2294,28 @@ static PyObject *Walker_step(Walker *w, PyObject *const *args, Py_ssize_t nargs)
     return PyLong_FromLongLong(out);
 }
 
+/* project(sid, keep, ends, drop): the id of state sid projected here (project_sid, with the
+ * arguments as given: normalising them is the caller's), for tests; ValueError when the
+ * walker does not step states itself */
+static PyObject *Walker_project(Walker *w, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "project(sid, keep, ends, drop) takes four ints");
+        return NULL;
+    }
+    long long v[4];
+    for (int i = 0; i < 4; i++)
+        if ((v[i] = PyLong_AsLongLong(args[i])) == -1 && PyErr_Occurred())
+            return NULL;
+    if (w->auto_states == NULL || v[0] < 0 || v[0] >= PyList_GET_SIZE(w->auto_states)) {
+        PyErr_SetString(PyExc_ValueError, "project: no compiled steps, or a state id out of range");
+        return NULL;
+    }
+    long long out;
+    if (project_sid(w, v[0], v[1], v[2], v[3], Py_None, 0, &out) < 0)
+        return NULL;
+    return PyLong_FromLongLong(out);
+}
+
 static PyObject *Walker_entries(Walker *w, PyObject *unused) {
     return PyLong_FromSize_t(w->memo.n + w->gmemo.n);
 }
@@ -2017,6 +2328,9 @@ static PyMethodDef Walker_methods[] = {
     {"step", (PyCFunction)(void (*)(void))Walker_step, METH_FASTCALL,
      "step(sid, byte) -> int | None: the walker's own automaton step of state sid on byte (the next state's id, "
      "-1 when rejected; interned in the engine's tables), None where Python steps it (tests)."},
+    {"project", (PyCFunction)(void (*)(void))Walker_project, METH_FASTCALL,
+     "project(sid, keep, ends, drop) -> int: the id of state sid projected by the walker itself (Automaton.project; "
+     "interned in the engine's tables), for tests; ValueError without compiled steps."},
     {"csteps", (PyCFunction)Walker_csteps, METH_NOARGS,
      "csteps() -> int: automaton steps made by the walker itself (code_step) since the last call, and reset."},
     {"entries", (PyCFunction)Walker_entries, METH_NOARGS,

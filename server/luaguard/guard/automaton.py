@@ -265,7 +265,8 @@ def _c_tables() -> dict:
                    K_CALL, K_GROUP, K_INDEX, K_TABLE, K_INTERP, C_BAD, C_WS, C_NL, C_IDSTART, C_DIGIT, NOVAL, POISON,
                    LITERAL, ATTACH_MAYBE, G_FRESH, G_CHAIN, G_IMPURE, F_WS, F_NL, F_IOPEN, I_JUXT, I_EXPRPOS,
                    I_AFTER_STRING, END_DQ, END_SQ, END_BT, F_DQ, F_SQ, F_INTERP, F_BLANK, N_NONE, PH1, S_Z, S_D, 63,
-                   M_NAME, F_IDENT, M_NSTR, F_NSTR, M_CSTART, M_CLB, F_LCMT, F_BCMT, END_RB, END_NL, BANNED, S_E),
+                   M_NAME, F_IDENT, M_NSTR, F_NSTR, M_CSTART, M_CLB, F_LCMT, F_BCMT, END_RB, END_NL, BANNED, S_E,
+                   M_LBRACK_EQ, F_LSTR),
         "kw_next": tuple(_KW_NEXT.get((k, b), -1) for k in range(n_kw) for b in range(256)),
         "idchar": bytes(int(c) for c in _IDCHAR),
         "kw_word": bytes(int(k in _KW_AT) for k in range(n_kw)),
@@ -305,8 +306,8 @@ class Automaton:
         self.tm = PhraseMatcher(ID_TRIGGERS) if ids is not None else None
         self._tstart = self.tm.start if self.tm is not None else -2
         self._keep_flags = stop == "line"
-        self._class_cache: dict[tuple, tuple[int, ...]] = {}
-        self._word_templates: dict[tuple, tuple[int, ...]] = {}
+        self._class_cache: dict[tuple, bytes] = {}
+        self._word_templates: dict[tuple, bytes] = {}
         self._step_memo: dict[tuple, tuple | None] = {}
         # classes between tokens in code: letters that start no keyword are alike, digits 1-9
         # are alike, white space and line breaks are alike, rejected bytes are alike, and the
@@ -330,12 +331,13 @@ class Automaton:
                 classes[b] = 0x0A
             elif c == C_BAD:
                 classes[b] = 0x00
-        self._code_classes = tuple(classes)
+        self._code_classes = bytes(classes)
 
     def compiled_code_steps(self) -> dict | None:
         """What the compiled mask walk (``cstep`` in ``_walk.c``) needs to step states itself
         - in code, in a name after ``.``/``:``, in a lookup's or index's name string, after
-        ``[``, in line comments and comment starts, in quoted strings, in numbers - as this
+        ``[`` and ``[=``, in line comments and comment starts, in quoted and interpolated
+        strings, in numbers - as this
         automaton does for the walk's steps (``how`` 0): the options it
         reads (``keep_flags``: ``stop="line"``; the string matcher's start state; the asset-id
         trigger's start, -2 when not tracked), the byte classes in code (``klass``, bytes of
@@ -624,9 +626,11 @@ class Automaton:
             return F_INTERP if not esc and trig == -2 and idn < 0 and ac >> 2 == 0 else 0
         return 0
 
-    def classes(self, s: tuple) -> tuple[int, ...] | None:
-        """Byte classes of state ``s``: ``classes[b]`` is a representative byte that ``b`` leads
-        to the same next state as, or ``None`` (every byte is its own class).  Used by the mask
+    def classes(self, s: tuple) -> bytes | None:
+        """Byte classes of state ``s``, 256 bytes: ``classes[b]`` is a representative byte that
+        ``b`` leads to the same next state as, or ``None`` (every byte is its own class).  (Bytes
+        rather than a tuple of ints: the compiled walk reads them directly, and the cyclic
+        collector never traverses them.)  Used by the mask
         walk to compute one transition per class; exact for the modes it covers (code, an
         identifier, a name after ``.``/``:``, the states right after ``.``/``:``/``..``/``[``,
         ``-``, ``~`` and a lookup's closing quote, number literals, lookup and index arguments
@@ -677,7 +681,7 @@ class Automaton:
             return None
         return self._classes_for(key)
 
-    def _classes_for(self, key: tuple) -> tuple[int, ...]:
+    def _classes_for(self, key: tuple) -> bytes:
         """The byte classes of class key ``key`` (cached)."""
         got = self._class_cache.get(key)
         if got is None:
@@ -691,7 +695,7 @@ class Automaton:
             self._class_cache[key] = got
         return got
 
-    def _word_classes(self, key: tuple) -> tuple[int, ...] | None:
+    def _word_classes(self, key: tuple) -> bytes | None:
         """:meth:`_build_classes` for an identifier or a name key, from a template per kind
         of key and representative (the mask walk builds thousands of these: one per
         position of every name table it enters); ``None`` when the template does not apply
@@ -726,16 +730,16 @@ class Automaton:
                         out[b] = 0x01
             for b in eligible:
                 out[b] = rep
-            base = self._word_templates[tkey] = tuple(out)
+            base = self._word_templates[tkey] = bytes(out)
         if not special:
             return base
-        out = list(base)
+        out = bytearray(base)
         for b in special:
             if _IDCHAR[b] and (started == 1 or _CLASS[b] == C_IDSTART):
                 out[b] = b
-        return tuple(out)
+        return bytes(out)
 
-    def _nstr_classes(self, key: tuple) -> tuple[int, ...] | None:
+    def _nstr_classes(self, key: tuple) -> bytes | None:
         """:meth:`_build_classes` for a name-string key, from a template per quote and
         representative (see :meth:`_word_classes`)."""
         _m, table, pos, quote = key
@@ -746,15 +750,15 @@ class Automaton:
         tkey = (M_NSTR, quote, rep)
         base = self._word_templates.get(tkey)
         if base is None:
-            base = self._word_templates[tkey] = tuple(
+            base = self._word_templates[tkey] = bytes(
                 quote if b == quote else (0 if b == 0x5C or b < 0x20 or b == 0x7F else rep) for b in range(256))
         if not kids:
             return base
-        out = list(base)
+        out = bytearray(base)
         for b in kids:
             if b != quote and b != 0x5C and b >= 0x20 and b != 0x7F:
                 out[b] = b
-        return tuple(out)
+        return bytes(out)
 
     def _after_index_key(self, s: tuple) -> tuple:
         """The byte-class key of a state right after ``.`` or ``:`` (see :meth:`_dot1` and
@@ -784,7 +788,7 @@ class Automaton:
             return (mode, sep, "name", self.space.method_table if val >= 0 else -1, 2)
         return (mode, sep, "code")
 
-    def _build_classes(self, key: tuple) -> tuple[int, ...]:
+    def _build_classes(self, key: tuple) -> bytes:
         kind = key[0]
         if kind == M_STR or kind == M_INTERP:
             # string text (see _string, _interp): bytes the placeholder matcher (and, where
@@ -808,7 +812,7 @@ class Automaton:
             return _isolate(list(self._code_classes), 0x2D, 0x3E, 0x3D)
         if kind == M_TILDE:
             # after `~`: only `=` (the walk's steps are not lenient)
-            return tuple(0x3D if b == 0x3D else 0x01 for b in range(256))
+            return bytes(0x3D if b == 0x3D else 0x01 for b in range(256))
         if kind == M_AFTER:
             # after a lookup's closing quote (see _after_arg): white space alike; `)`, `,`,
             # `]` may end the call or index; anything else follows the string as code
@@ -828,10 +832,10 @@ class Automaton:
             out = list(self._code_classes)
             for b in _WSB:
                 out[b] = 0x20
-            return tuple(out)
+            return bytes(out)
         if key[0] == M_LPAREN:
             # after a lookup method's name: white space alike, `(`, anything else rejected
-            return tuple(0x20 if b in _WSB else (b if b == 0x28 else 0x01) for b in range(256))
+            return bytes(0x20 if b in _WSB else (b if b == 0x28 else 0x01) for b in range(256))
         if key[0] == M_LBRACK:
             # `[` then `[` (long string) or `=` (long string level) is read here; else an
             # index's argument on an instance, an expression in code, or (after a literal)
@@ -917,7 +921,7 @@ class Automaton:
                     if rep_id < 0:
                         rep_id = b
                     out[b] = rep_id
-        return tuple(out)
+        return bytes(out)
 
     # ------------------------------------------------------------------------------ the step
     def cached_step(self, s: tuple, b: int, how: int = 0) -> tuple | None:
@@ -1729,22 +1733,22 @@ class Automaton:
         return (mode, (level, k, nac) + pay[3:]) + s[2:]
 
 
-def _isolate(out: list[int], *seps: int) -> tuple[int, ...]:
+def _isolate(out: list[int], *seps: int) -> bytes:
     """Byte classes ``out`` with each of ``seps`` in a class of its own (bytes it represented
-    get another representative from among themselves)."""
+    get another representative from among themselves), as 256 bytes."""
     for sep in seps:
         others = [b for b in range(256) if out[b] == sep and b != sep]
         for b in others:
             out[b] = others[0]
         out[sep] = sep
-    return tuple(out)
+    return bytes(out)
 
 
-def _classes_by_tag(tag: Callable[[int], Hashable]) -> tuple[int, ...]:
+def _classes_by_tag(tag: Callable[[int], Hashable]) -> bytes:
     """Byte classes grouping the bytes with equal ``tag(b)``, each class represented by its
-    lowest byte."""
+    lowest byte, as 256 bytes."""
     reps: dict[Hashable, int] = {}
-    return tuple(reps.setdefault(tag(b), b) for b in range(256))
+    return bytes(reps.setdefault(tag(b), b) for b in range(256))
 
 
 _NUM_END = (-9, -9)  # _number_next: the byte is not part of the number

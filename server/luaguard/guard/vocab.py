@@ -762,7 +762,7 @@ class _StateTables:
         self.trans: dict[int, int] = {}
         self.trunc: dict[int, int] = {}
         self.gproj: dict[int, int] = {}
-        self.cmaps: dict[int, tuple[int, ...] | None] = {}
+        self.cmaps: dict[int, bytes | None] = {}
         self.bad: dict[int, int] = {}
         self.bad_cls: dict[int, tuple[tuple[int, ...], bool]] = {}
         self.deleg: dict[int, int] = {}  # state id -> deleg_miss (the Python walk's)
@@ -847,8 +847,9 @@ class _StateTables:
             self.trunc[(nsid << 12) | pk] = csid
         return csid
 
-    def cmap(self, sid: int) -> tuple[int, ...] | None:
-        """The byte classes of state ``sid`` (stored)."""
+    def cmap(self, sid: int) -> bytes | None:
+        """The byte classes of state ``sid`` (:meth:`~.automaton.Automaton.classes`: 256
+        bytes, or ``None``; stored)."""
         cmap = self.cmaps.get(sid, 0)
         if cmap == 0:
             cmap = self.cmaps[sid] = self.automaton.classes(self.states[sid])
@@ -870,7 +871,7 @@ class _StateTables:
             self.bad[sid] = got
         return got
 
-    def _bad_one_class(self, cmap: tuple[int, ...]) -> bool:
+    def _bad_one_class(self, cmap: bytes) -> bool:
         """Are the bytes of :data:`_BAD` one class of ``cmap``?  Cached per class map (the
         automaton shares one map object between many states): by ``id``, the entry holding
         the map itself so that the ``id`` cannot be reused while it is cached."""

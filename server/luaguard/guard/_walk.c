@@ -30,8 +30,9 @@
  * byte" flag (decided from the state's classes and its own transition: bad_of).
  *
  * The automaton's most frequent steps are compiled too (cstep: in code, in names after `.`
- * and `:`, in lookup and index name strings, after `[` and `[=`, in line comments and
- * comment starts, in quoted and interpolated strings, in numbers;
+ * and `:`, in lookup and index arguments, name strings and after their closing quote,
+ * after `[` and `[=`, in line comments and comment starts, in quoted and interpolated
+ * strings, in numbers;
  * Automaton.compiled_code_steps gives what they read, and the
  * name tables and placeholder matchers stay in Python behind Automaton.name_child and
  * name_end and the matchers' step, each asked once per position and byte): over
@@ -241,7 +242,7 @@ typedef struct {
     /* names compiled (name_step): the keyword trie's next positions (a tuple of n_kw * 256
      * ints, -1: none), which bytes are identifier bytes, and Automaton.name_child, whose
      * answers are kept per (table, position, byte) in nkids */
-    PyObject *kw_next, *name_child, *name_end;
+    PyObject *kw_next, *name_child, *name_end, *arg_table;
     long n_kw;
     unsigned char idchar[256];
     unsigned char *kw_word; /* per keyword-trie position: a whole keyword ends there */
@@ -484,9 +485,10 @@ static inline long long class_in(PyObject *cmap, long long b) {
  * from every state the walks of sample positions reach both ways and compares. */
 
 enum { M_CODE = 0, M_IDENT = 1, M_NUM = 2, M_DASH = 3, M_DOT1 = 4, M_DOT2 = 5, M_COLON = 6, M_LBRACK = 7,
-       M_STR = 9, M_LSTR = 10, M_LCMT = 13, M_BCMT = 14, M_CSTART = 11, M_CLB = 12, M_INTERP = 15, M_LBRACK_EQ = 8, M_NAME = 16, M_NSTR = 19, M_TILDE = 23 };
+       M_STR = 9, M_LSTR = 10, M_LCMT = 13, M_BCMT = 14, M_CSTART = 11, M_CLB = 12, M_INTERP = 15, M_LBRACK_EQ = 8, M_LARG = 18, M_IARG = 21, M_AFTER = 20, M_NAME = 16, M_NSTR = 19, M_TILDE = 23 };
 enum { P_NONE = 0, P_PRE = 1, P_NAME = 2, P_CALLABLE = 3, P_VAL = 4, P_OTHER = 5, P_THEN_EXPR = 8, P_STRING = 10 };
 enum { K_CALL = 1, K_GROUP = 2, K_INDEX = 3, K_TABLE = 4, K_INTERP = 5 };
+enum { KIND_BRACKET = 1, A_CALL = 0, A_INDEX = 1 };
 enum { C_BAD = 0, C_WS = 1, C_NL = 2, C_IDSTART = 3, C_DIGIT = 4 };
 #define NOVAL (-2)
 #define POISON (-1)
@@ -518,7 +520,7 @@ static const long C_LAYOUT[] = {M_CODE, M_IDENT, M_NUM, M_DASH, M_DOT1, M_DOT2, 
                                 0 /* S_Z */, 1 /* S_D */, 63 /* frames counted */, M_NAME, 1 /* F_IDENT */, M_NSTR,
                                 2 /* F_NSTR */, M_CSTART, M_CLB, 4 /* F_LCMT */, 8 /* F_BCMT */,
                                 8 /* END_RB */, 16 /* END_NL */, -1 /* BANNED */, 4 /* S_E */,
-                                M_LBRACK_EQ, 64 /* F_LSTR */};
+                                M_LBRACK_EQ, 64 /* F_LSTR */, M_LARG, M_IARG, M_AFTER, KIND_BRACKET, A_CALL, A_INDEX};
 #define N_LAYOUT ((Py_ssize_t)(sizeof(C_LAYOUT) / sizeof(C_LAYOUT[0])))
 
 #define TI(t, i) PyTuple_GET_ITEM((t), (i))
@@ -611,7 +613,7 @@ static inline PyObject *operand(int after, PyObject *stack) { return chain_step(
 /* Automaton.free_kind of a state code_step makes (code, identifier, number, string,
  * interpolated string, pending punctuation) */
 static long free_kind_of(long mode, PyObject *pay) {
-    if (mode == M_CODE)
+    if (mode == M_CODE || mode == M_LARG || mode == M_IARG || mode == M_AFTER)
         return FK_BLANK;
     if (mode == M_LCMT)
         return (as_long(pay) >> 2) == 0 ? 4 /* F_LCMT */ : 0;
@@ -1127,7 +1129,87 @@ static int lbrack_eq_step(Walker *w, PyObject *s, long b, PyObject **out) {
     return 1;
 }
 
-static int lbrack_step(Walker *w, PyObject *s, long b, PyObject **out) {
+/* Automaton._name_arg: byte b, the first of a lookup's argument (after A_CALL) or an
+ * index's (A_INDEX) on value base read from state s (mode M_LARG or M_IARG, or the M_IARG
+ * state lbrack_step makes: a new reference held by the caller): white space leaves s as it
+ * is, a quote starts a name string matched against the (base, kind) name table
+ * (Automaton.arg_table, asked once per base and kind), a long or interpolated string is
+ * rejected, anything else starts an expression */
+static int name_arg(Walker *w, PyObject *s, long b, long base, long kind, long after, PyObject **out, long *fk) {
+    *out = NULL;
+    if (w->klass[b] == C_WS || w->klass[b] == C_NL) {
+        Py_INCREF(s);
+        *out = s;
+        return 1;
+    }
+    if (b == 0x22 || b == 0x27) {
+        if (w->arg_table == NULL || base < 0 || base >= (1L << 40) || kind < 0 || kind > 7)
+            return 0;
+        long long key = (3LL << 60) | ((long long)base << 3) | kind, tf;
+        if (!map_get(&w->nkids, key, &tf)) {
+            if (call_ll(w->arg_table, base, kind, 2, &tf) < 0 || map_put(&w->nkids, key, tf) < 0)
+                return -1;
+        }
+        if (tf < 0)
+            return 1;
+        PyObject *to = PyLong_FromLongLong(tf >> 1);
+        if (to == NULL)
+            return -1;
+        PyObject *z = small(0);
+        PyObject *p[4] = {to, z, small(b), small(after)};
+        PyObject *pay = tuple_of(p, 4);
+        Py_DECREF(to);
+        PyObject *st = pay == NULL ? NULL
+                                   : state_of(small(M_NSTR), pay, small(P_NONE), z, small(NOVAL), TI(s, 5), TI(s, 6), z,
+                                              TI(s, 8), TI(s, 9));
+        Py_XDECREF(pay);
+        *fk = tf & 1 ? 2 /* F_NSTR */ : 0;
+        return put(out, st);
+    }
+    if (b == 0x5B || b == 0x60)
+        return 1;
+    return code_from(w, s, P_PRE, small(NOVAL), TI(s, 5), TI(s, 8), b, out);
+}
+
+/* Automaton._after_arg: after a lookup's or an index's name string (mode M_AFTER, payload
+ * (result, after)): white space, the `)` or `,` of the lookup's call, the `]` of the index,
+ * or anything else following the string as code */
+static int after_arg(Walker *w, PyObject *s, long b, PyObject **out) {
+    *out = NULL;
+    PyObject *pay = TI(s, 1), *stack = TI(s, 5), *z = small(0);
+    if (!PyTuple_CheckExact(pay) || PyTuple_GET_SIZE(pay) != 2 || !PyTuple_CheckExact(stack))
+        return 0;
+    if (w->klass[b] == C_WS || w->klass[b] == C_NL) {
+        Py_INCREF(s);
+        *out = s;
+        return 1;
+    }
+    PyObject *res = TI(pay, 0);
+    long after = as_long(TI(pay, 1));
+    Py_ssize_t n = PyTuple_GET_SIZE(stack);
+    long topk = n ? as_long(TI(TI(stack, n - 1), 0)) : -1;
+    if ((after == A_CALL && b == 0x29 && topk == K_CALL) || (after != A_CALL && b == 0x5D && topk == K_INDEX)) {
+        PyObject *top = TI(stack, n - 1);
+        PyObject *st = PyTuple_GetSlice(stack, 0, n - 1);
+        if (st == NULL)
+            return -1;
+        PyObject *r = state_of(small(M_CODE), z, small(P_CALLABLE), z, res, st, TI(s, 6), z, TI(top, 3), TI(s, 9));
+        Py_DECREF(st);
+        return put(out, r);
+    }
+    if (after == A_CALL && b == 0x2C && topk == K_CALL) {
+        PyObject *top = TI(stack, n - 1);
+        PyObject *st = with_top(stack, frame_of(K_CALL, res, TI(top, 2), TI(top, 3)));
+        if (st == NULL)
+            return -1;
+        int r = code_from(w, s, P_STRING, small(NOVAL), st, TI(s, 8), b, out);
+        Py_DECREF(st);
+        return r;
+    }
+    return code_from(w, s, P_STRING, small(NOVAL), stack, TI(s, 8), b, out);
+}
+
+static int lbrack_step(Walker *w, PyObject *s, long b, PyObject **out, long *fk) {
     *out = NULL;
     if (b == 0x5B)
         return long_string_start(w, s, 0, out);
@@ -1140,8 +1222,18 @@ static int lbrack_step(Walker *w, PyObject *s, long b, PyObject **out) {
     if (!PyTuple_CheckExact(stack))
         return 0;
     if (prev == P_NAME || prev == P_CALLABLE) {
-        if (v >= 0)
-            return 0;
+        if (v >= 0) { /* an index on an instance: its argument, as from the state M_IARG */
+            PyObject *st = pushed(stack, frame_of(K_INDEX, small(NOVAL), z, TI(s, 8)));
+            PyObject *iarg = st == NULL ? NULL
+                                        : state_of(small(M_IARG), TI(s, 4), small(P_NONE), z, small(NOVAL), st, TI(s, 6), z,
+                                                   z, TI(s, 9));
+            Py_XDECREF(st);
+            if (iarg == NULL)
+                return -1;
+            int r = name_arg(w, iarg, b, v, KIND_BRACKET, A_INDEX, out, fk);
+            Py_DECREF(iarg);
+            return r;
+        }
     } else if (prev == P_VAL || prev == P_STRING) {
         return 1; /* a literal cannot be indexed */
     }
@@ -1635,9 +1727,15 @@ static int cstep(Walker *w, long long sid, long long cls, long long *out) {
     else if (mode == M_NSTR)
         r = nstr_step(w, s, (long)cls, &next, &fk);
     else if (mode == M_LBRACK)
-        r = lbrack_step(w, s, (long)cls, &next);
+        r = lbrack_step(w, s, (long)cls, &next, &fk);
     else if (mode == M_LBRACK_EQ)
         r = lbrack_eq_step(w, s, (long)cls, &next);
+    else if (mode == M_IARG)
+        r = name_arg(w, s, (long)cls, as_long(TI(s, 1)), KIND_BRACKET, A_INDEX, &next, &fk);
+    else if (mode == M_LARG && PyTuple_CheckExact(TI(s, 1)) && PyTuple_GET_SIZE(TI(s, 1)) == 2)
+        r = name_arg(w, s, (long)cls, as_long(TI(TI(s, 1), 1)), as_long(TI(TI(s, 1), 0)), A_CALL, &next, &fk);
+    else if (mode == M_AFTER)
+        r = after_arg(w, s, (long)cls, &next);
     else if (mode == M_INTERP)
         r = interp_step(w, s, (long)cls, &next);
     else if (mode == M_LCMT || mode == M_CSTART || mode == M_CLB)
@@ -1945,7 +2043,7 @@ static inline PyObject **ref_slot(Walker *w, int i) {
 
 /* the references the compiled steps hold (init_auto) */
 #define AUTO_REFS(X) X(auto_states) X(auto_ids) X(kw_next) X(name_child) X(name_end) X(cm_step) X(sm_step) \
-    X(num_next) X(cm_start_obj)
+    X(num_next) X(cm_start_obj) X(arg_table)
 
 static void clear_auto(Walker *w) {
 #define AUTO_CLEAR(f) Py_CLEAR(w->f);
@@ -2063,6 +2161,16 @@ static int init_auto(Walker *w, PyObject *aut) {
         w->kw_next = kwn;
         w->name_child = nch;
         w->name_end = nend;
+    }
+    /* lookups' and indexes' name strings (name_arg): arg_table, a callable, optional */
+    PyObject *atab = PyDict_GetItemString(aut, "arg_table");
+    if (atab != NULL) {
+        if (!PyCallable_Check(atab)) {
+            PyErr_SetString(PyExc_TypeError, "Walker: auto's arg_table must be callable");
+            return -1;
+        }
+        Py_INCREF(atab);
+        w->arg_table = atab;
     }
     /* comments, strings, numbers: cm_step, sm_step (callables), cm_start (int), num_next (a
      * tuple of 3 * 11 * 256 ints), num_accept (bytes of 11); all or none */

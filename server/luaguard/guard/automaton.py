@@ -266,7 +266,7 @@ def _c_tables() -> dict:
                    LITERAL, ATTACH_MAYBE, G_FRESH, G_CHAIN, G_IMPURE, F_WS, F_NL, F_IOPEN, I_JUXT, I_EXPRPOS,
                    I_AFTER_STRING, END_DQ, END_SQ, END_BT, F_DQ, F_SQ, F_INTERP, F_BLANK, N_NONE, PH1, S_Z, S_D, 63,
                    M_NAME, F_IDENT, M_NSTR, F_NSTR, M_CSTART, M_CLB, F_LCMT, F_BCMT, END_RB, END_NL, BANNED, S_E,
-                   M_LBRACK_EQ, F_LSTR),
+                   M_LBRACK_EQ, F_LSTR, M_LARG, M_IARG, M_AFTER, KIND_BRACKET, A_CALL, A_INDEX),
         "kw_next": tuple(_KW_NEXT.get((k, b), -1) for k in range(n_kw) for b in range(256)),
         "idchar": bytes(int(c) for c in _IDCHAR),
         "kw_word": bytes(int(k in _KW_AT) for k in range(n_kw)),
@@ -335,9 +335,9 @@ class Automaton:
 
     def compiled_code_steps(self) -> dict | None:
         """What the compiled mask walk (``cstep`` in ``_walk.c``) needs to step states itself
-        - in code, in a name after ``.``/``:``, in a lookup's or index's name string, after
-        ``[`` and ``[=``, in line comments and comment starts, in quoted and interpolated
-        strings, in numbers - as this
+        - in code, in a name after ``.``/``:``, in a lookup's or index's argument and name
+        string and after its closing quote, after ``[`` and ``[=``, in line comments and
+        comment starts, in quoted and interpolated strings, in numbers - as this
         automaton does for the walk's steps (``how`` 0): the options it
         reads (``keep_flags``: ``stop="line"``; the string matcher's start state; the asset-id
         trigger's start, -2 when not tracked), the byte classes in code (``klass``, bytes of
@@ -347,7 +347,8 @@ class Automaton:
         hard-codes, in its order (the walker refuses to start when they differ); for names,
         the keyword trie's next positions (``kw_next``, 256 per position), its positions
         where a keyword ends (``kw_word``), the identifier bytes (``idchar``) and the name
-        tables' answers (:meth:`name_child`, :meth:`name_end`); for comments and strings the
+        tables' answers (:meth:`name_child`, :meth:`name_end`, and :meth:`arg_table` for the
+        name strings of lookups and indexes); for comments and strings the
         placeholder matchers' steps and the comment matcher's start; for numbers the lexeme's
         steps as a table (``num_next``: per phase, value state and byte, ``(phase << 8) |
         (value state + 1)`` or -9 where the byte ends the number) and the value states a
@@ -361,6 +362,7 @@ class Automaton:
             "tstart": self._tstart,
             "name_child": self.name_child,
             "name_end": self.name_end,
+            "arg_table": self.arg_table,
             "cm_step": self.cm.step,
             "sm_step": self.sm.step,
             "cm_start": self.cm.start,
@@ -382,6 +384,17 @@ class Automaton:
         if r is not None:
             return r
         return NE_DEFAULT if t.free else NE_REJECT
+
+    def arg_table(self, base: int, kind: int) -> int:
+        """For the compiled walk's argument steps (``name_arg`` in ``_walk.c``, as
+        :meth:`_name_arg` reads a quote, not lenient): the name table a lookup's or an index's
+        name string on value ``base`` of kind ``kind`` is matched against, packed as
+        ``(table << 1) | free``, or -1 when that table is empty (the string is rejected)."""
+        table = self.space.table(base, kind)
+        t = self.space.get_table(table)
+        if t.empty:
+            return -1
+        return (table << 1) | (1 if t.free else 0)
 
     def name_child(self, table: int, pos: int, b: int) -> int:
         """For the compiled walk's name steps (``name_step`` in ``_walk.c``: a name's bytes as

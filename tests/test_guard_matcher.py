@@ -1556,7 +1556,8 @@ def test_delegates_step_as_the_pending_token_does(project) -> None:
 def test_compiled_steps_equal_the_automatons_steps_byte_for_byte(project) -> None:
     """The compiled walk's own automaton steps (``cstep`` in ``_walk.c``: between tokens in
     code, names after ``.``/``:``, lookup and index arguments, name strings and what follows
-    their closing quote, after ``[`` and ``[=``,
+    their closing quote, after ``[`` and ``[=``, the bytes that extend ``.``, ``..``, ``-``
+    and ``~``,
     line comments and the starts of comments, quoted and interpolated strings, numbers) give, for
     every byte, the state :meth:`Automaton.step` gives from every state the walks of random
     sample positions reached, and intern new states with the free kind and projection class
@@ -1583,7 +1584,8 @@ def test_compiled_steps_equal_the_automatons_steps_byte_for_byte(project) -> Non
                  'local s = "text', "local n = 0x1F", "local f = 1.5e", "local t = `a {x} b", "local u = [==",
                  "local v = f[", "print(`{", "local p = game:GetService(", "local w = game.ReplicatedStorage[ ", "local w2 = workspace[",
                  'local q = game:GetService("Players"', 'local r = game.Workspace["Baseplate"',
-                 'local c = game.ReplicatedStorage:WaitForChild( '):
+                 'local c = game.ReplicatedStorage:WaitForChild( ', "local d = (", "local e = x .", "f(a ..",
+                 "local g = y -", "if z ~", "return ."):
         g.matcher(text).mask()  # (name strings and names of the walk's own)
     t, cw = g.engine._tables, g.engine._cwalk
     extra = [t.intern((A.M_LBRACK_EQ, level) + s[2:])  # (the longest long-bracket level opened)
@@ -1602,6 +1604,8 @@ def test_compiled_steps_equal_the_automatons_steps_byte_for_byte(project) -> Non
         assert (t.free[sid], t.pclass[sid]) == (au.free_kind(s), au.projection_class(s)), s
     assert all(covered[m] > 100 for m in (A.M_CODE, A.M_NAME, A.M_NSTR, A.M_LBRACK, A.M_LCMT, A.M_CSTART, A.M_STR,
                                           A.M_NUM, A.M_INTERP, A.M_LBRACK_EQ, A.M_LARG, A.M_IARG, A.M_AFTER)), covered
+    # pending punctuation: the bytes that extend it (the rest of `..` and `-` is the delegate's)
+    assert all(covered[m] > 10 for m in (A.M_DOT1, A.M_DOT2, A.M_DASH, A.M_TILDE)), covered
     assert any(s[0] == A.M_LSTR for s in t.states)  # (opened by the walker's own `[[` / `[=[`)
     # with grounded asset ids the automaton's steps stay in Python
     from luaguard.guard.numbers import IdSet

@@ -1460,6 +1460,87 @@ static int interp_step(Walker *w, PyObject *s, long b, PyObject **out) {
     return put(out, with_pay(s, M_INTERP, np));
 }
 
+/* -- pending punctuation: the bytes that extend `.`, `..`, `-` and `~` (Automaton._dot1,
+ * _dot2, _dash and the mode M_TILDE), where no declaration or events are being read; the
+ * other bytes after `.` on a name, `..`, and `-` are taken from the state's delegate
+ * (trans_of) and never reach these */
+
+/* Automaton._operator without a declaration: code after an operator of class cls, the
+ * expression before it ended; a new reference */
+static PyObject *after_operator(PyObject *s, long cls) {
+    long prev = as_long(TI(s, 2));
+    PyObject *stack = TI(s, 5), *z = small(0);
+    int after = prev == P_NAME || prev == P_CALLABLE || prev == P_VAL || prev == P_STRING;
+    PyObject *st = after ? chain_step(stack, 1) : (Py_INCREF(stack), stack);
+    if (st == NULL)
+        return NULL;
+    PyObject *r = state_of(small(M_CODE), z, small(cls), z, small(NOVAL), st, Py_None, z, TI(s, 8), TI(s, 9));
+    Py_DECREF(st);
+    return r;
+}
+
+/* s with its mode replaced (a new reference) */
+static PyObject *with_mode(PyObject *s, long mode) {
+    PyObject *f[10];
+    f[0] = small(mode);
+    for (int i = 1; i < 10; i++)
+        f[i] = TI(s, i);
+    return tuple_of(f, 10);
+}
+
+static int pending_step(Walker *w, PyObject *s, long mode, long b, PyObject **out) {
+    *out = NULL;
+    PyObject *ev = TI(s, 9), *z = small(0);
+    if (TI(s, 6) != Py_None || !PyTuple_CheckExact(ev) || PyTuple_GET_SIZE(ev) || !PyTuple_CheckExact(TI(s, 5)))
+        return 0;
+    long prev = as_long(TI(s, 2)), flags = as_long(TI(s, 3)), val = as_long(TI(s, 4));
+    if (PyErr_Occurred())
+        return -1;
+    int after = prev == P_NAME || prev == P_CALLABLE || prev == P_VAL || prev == P_STRING;
+    if (mode == M_DOT1) {
+        if (b == 0x2E)
+            return put(out, with_mode(s, M_DOT2));
+        if (prev == P_NAME || prev == P_CALLABLE)
+            return 0; /* (the name that follows: the delegate's) */
+        if (b < 0x30 || b > 0x39 || after)
+            return 1; /* after a value a number cannot follow; nothing else may */
+        PyObject *st = chain_step(TI(s, 5), 0);
+        if (st == NULL)
+            return -1;
+        PyObject *p[2] = {z /* PH1 */, small(3) /* S_F */};
+        PyObject *pay = tuple_of(p, 2);
+        PyObject *r = pay == NULL ? NULL
+                                  : state_of(small(M_NUM), pay, small(P_NONE), z, small(NOVAL), st, Py_None, z, TI(s, 8), ev);
+        Py_XDECREF(pay);
+        Py_DECREF(st);
+        return put(out, r);
+    }
+    if (mode == M_DOT2) {
+        if (b == 0x2E) { /* `...`: a vararg only where the linter's placeholder rule accepts it */
+            if (!((prev == P_PRE && !(flags & F_NL)) || (prev == P_NAME && !(flags & F_WS) && val < 0)))
+                return 1;
+            PyObject *st = prev != P_NAME ? chain_step(TI(s, 5), 0) : (Py_INCREF(TI(s, 5)), TI(s, 5));
+            if (st == NULL)
+                return -1;
+            PyObject *r = state_of(small(M_CODE), z, small(P_VAL), z, small(NOVAL), st, Py_None, z, TI(s, 8), ev);
+            Py_DECREF(st);
+            return put(out, r);
+        }
+        return b == 0x3D ? put(out, after_operator(s, P_PRE)) : 0;
+    }
+    if (mode == M_DASH) {
+        if (b == 0x2D) /* `--`: a value before a comment can no longer be indexed reliably */
+            return put(out, state_of(small(M_CSTART), z, TI(s, 2), TI(s, 3),
+                                     prev == P_NAME || prev == P_CALLABLE ? small(POISON) : TI(s, 4), TI(s, 5), Py_None,
+                                     TI(s, 7), TI(s, 8), ev));
+        if (b == 0x3E)
+            return put(out, after_operator(s, P_OTHER));
+        return b == 0x3D ? put(out, after_operator(s, P_PRE)) : 0;
+    }
+    /* M_TILDE: only `~=` */
+    return b == 0x3D ? put(out, after_operator(s, P_PRE)) : 1;
+}
+
 static int number_step(Walker *w, PyObject *s, long b, PyObject **out) {
     *out = NULL;
     if (w->num_next == NULL)
@@ -1736,6 +1817,8 @@ static int cstep(Walker *w, long long sid, long long cls, long long *out) {
         r = name_arg(w, s, (long)cls, as_long(TI(TI(s, 1), 1)), as_long(TI(TI(s, 1), 0)), A_CALL, &next, &fk);
     else if (mode == M_AFTER)
         r = after_arg(w, s, (long)cls, &next);
+    else if (mode == M_DOT1 || mode == M_DOT2 || mode == M_DASH || mode == M_TILDE)
+        r = pending_step(w, s, mode, (long)cls, &next);
     else if (mode == M_INTERP)
         r = interp_step(w, s, (long)cls, &next);
     else if (mode == M_LCMT || mode == M_CSTART || mode == M_CLB)

@@ -1050,9 +1050,32 @@ static int nstr_step(Walker *w, PyObject *s, long b, PyObject **out, long *fk) {
     long table = as_long(TI(pay, 0)), pos = as_long(TI(pay, 1)), quote = as_long(TI(pay, 2));
     if (PyErr_Occurred())
         return -1;
-    if (b == quote || b == 0x5C || b < 0x20 || b == 0x7F || (table >= 0 && pos < 0) || table >= (1L << 21) ||
-        pos >= (1L << 31))
+    if (b == 0x5C || b < 0x20 || b == 0x7F)
+        return 1; /* ends the name string badly (the walk's steps are not lenient) */
+    if ((table >= 0 && pos < 0) || table >= (1L << 21) || pos >= (1L << 31))
         return 0;
+    if (b == quote) { /* the closing quote: the value the name has (Automaton.name_end) */
+        long long r = NE_DEFAULT;
+        if (table >= 0 && name_ask(w, table, pos, 256, &r) < 0)
+            return -1;
+        if (r == NE_PYTHON)
+            return 0;
+        if (r == NE_REJECT)
+            return 1;
+        PyObject *res = r == NE_DEFAULT ? small(NOVAL) : PyLong_FromLongLong(r);
+        if (res == NULL)
+            return -1;
+        if (r == NE_DEFAULT)
+            Py_INCREF(res); /* (released below, as a new int would be) */
+        PyObject *p[2] = {res, TI(pay, 3)};
+        PyObject *np = tuple_of(p, 2), *z = small(0);
+        Py_DECREF(res);
+        PyObject *st = np == NULL ? NULL
+                                  : state_of(small(M_AFTER), np, small(P_NONE), z, small(NOVAL), TI(s, 5), TI(s, 6), z,
+                                             TI(s, 8), TI(s, 9));
+        Py_XDECREF(np);
+        return put(out, st);
+    }
     if (table < 0) { /* any name: the same state */
         *fk = 2; /* F_NSTR */
         Py_INCREF(s);

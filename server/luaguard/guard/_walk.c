@@ -1361,6 +1361,33 @@ static int comment_step(Walker *w, PyObject *s, long mode, long b, PyObject **ou
  * escapes, the closing quote (code after a literal or, for a call's string argument, after
  * the call), a backslash, a raw line break (rejected) and text bytes (the string matcher's
  * step, phrase_ask).  As code_step's result. */
+/* a text byte b of a quoted (mode M_STR) or interpolated (M_INTERP) string s, outside
+ * escapes: a line break is rejected (the walk's steps are not lenient), else the string
+ * matcher's next state goes to payload item ac_at, the escape item before it is cleared
+ * (Automaton._text_byte with no asset-id trigger); rejected where a placeholder completes */
+static int text_byte(Walker *w, PyObject *s, long mode, Py_ssize_t ac_at, long b, PyObject **out) {
+    *out = NULL;
+    if (b == 10 || b == 13)
+        return 1;
+    PyObject *pay = TI(s, 1);
+    long long nac;
+    int pa = phrase_ask(w, 1, as_long(TI(pay, ac_at)), b, &nac);
+    if (pa != 1)
+        return pa;
+    if (nac == -1)
+        return 1;
+    PyObject *no = PyLong_FromLongLong(nac);
+    if (no == NULL)
+        return -1;
+    Py_ssize_t n = PyTuple_GET_SIZE(pay);
+    PyObject *p[6];
+    for (Py_ssize_t i = 0; i < n && i < 6; i++)
+        p[i] = i == ac_at ? no : (i == ac_at - 1 ? small(0) : TI(pay, i));
+    PyObject *np = tuple_of(p, n < 6 ? n : 6);
+    Py_DECREF(no);
+    return put(out, with_pay(s, mode, np));
+}
+
 static int string_step(Walker *w, PyObject *s, long b, PyObject **out) {
     *out = NULL;
     if (w->sm_step == NULL)
@@ -1400,21 +1427,7 @@ static int string_step(Walker *w, PyObject *s, long b, PyObject **out) {
         PyObject *p[6] = {TI(pay, 0), small(1), ac, TI(pay, 3), small(-1), res};
         return put(out, with_pay(s, M_STR, tuple_of(p, 6)));
     }
-    if (b == 10 || b == 13)
-        return 1;
-    long long nac;
-    int pa = phrase_ask(w, 1, as_long(ac), b, &nac);
-    if (pa != 1)
-        return pa;
-    if (nac == -1)
-        return 1;
-    PyObject *no = PyLong_FromLongLong(nac);
-    if (no == NULL)
-        return -1;
-    PyObject *p[6] = {TI(pay, 0), z, no, TI(pay, 3), TI(pay, 4), res};
-    PyObject *np = tuple_of(p, 6);
-    Py_DECREF(no);
-    return put(out, with_pay(s, M_STR, np));
+    return text_byte(w, s, M_STR, 2, b, out);
 }
 
 /* Automaton._number, not lenient: the lexeme's next (phase, value state) from the table
@@ -1466,21 +1479,7 @@ static int interp_step(Walker *w, PyObject *s, long b, PyObject **out) {
         PyObject *p[4] = {small(1), ac, TI(pay, 2), small(-1)};
         return put(out, with_pay(s, M_INTERP, tuple_of(p, 4)));
     }
-    if (b == 10 || b == 13)
-        return 1;
-    long long nac;
-    int pa = phrase_ask(w, 1, as_long(ac), b, &nac);
-    if (pa != 1)
-        return pa;
-    if (nac == -1)
-        return 1;
-    PyObject *no = PyLong_FromLongLong(nac);
-    if (no == NULL)
-        return -1;
-    PyObject *p[4] = {z, no, TI(pay, 2), TI(pay, 3)};
-    PyObject *np = tuple_of(p, 4);
-    Py_DECREF(no);
-    return put(out, with_pay(s, M_INTERP, np));
+    return text_byte(w, s, M_INTERP, 1, b, out);
 }
 
 /* -- pending punctuation: the bytes that extend `.`, `..`, `-` and `~` (Automaton._dot1,

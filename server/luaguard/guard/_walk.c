@@ -610,8 +610,10 @@ static PyObject *chain_step(PyObject *stack, int end) {
 /* _operand: an operand other than an identifier starts */
 static inline PyObject *operand(int after, PyObject *stack) { return chain_step(stack, after); }
 
-/* Automaton.free_kind of a state code_step makes (code, identifier, number, string,
- * interpolated string, pending punctuation) */
+/* Automaton.free_kind of a state the compiled steps make (code, identifier, number, quoted,
+ * interpolated and long strings, comments, a lookup's or index's argument and what follows
+ * its name string, pending punctuation; names and name strings pass theirs to
+ * intern_state, which need the name table) */
 static long free_kind_of(long mode, PyObject *pay) {
     if (mode == M_CODE || mode == M_LARG || mode == M_IARG || mode == M_AFTER)
         return FK_BLANK;

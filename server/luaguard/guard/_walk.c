@@ -674,13 +674,35 @@ static long pclass_of(PyObject *s) {
     return out;
 }
 
+/* _after in automaton.py: a token of class prev ends an expression (a name, a call result, a
+ * value, a string) */
+static inline int after_expr(long prev) {
+    return prev == P_NAME || prev == P_CALLABLE || prev == P_VAL || prev == P_STRING;
+}
+
+/* does state s read no declaration and no events (what the compiled steps cover)? */
+static inline int plain_state(PyObject *s) {
+    PyObject *ev = TI(s, 9);
+    return TI(s, 6) == Py_None && PyTuple_CheckExact(ev) && PyTuple_GET_SIZE(ev) == 0;
+}
+
+/* state s's payload when it is a tuple of n items, else NULL (a payload these steps do not
+ * know: Python steps the state) */
+static inline PyObject *pay_of(PyObject *s, Py_ssize_t n) {
+    PyObject *pay = TI(s, 1);
+    return PyTuple_CheckExact(pay) && PyTuple_GET_SIZE(pay) == n ? pay : NULL;
+}
+
+/* is byte b white space or a line break (_WSB in automaton.py)? */
+static inline int is_space(const Walker *w, long b) { return w->klass[b] == C_WS || w->klass[b] == C_NL; }
+
 /* Automaton._code for state s (mode M_CODE) and byte b: 1 with *out the next state (a new
  * reference) or NULL (rejected); 0 when s is not one this covers (Python steps it); -1 with
  * an exception. */
 static int code_step(Walker *w, PyObject *s, long b, PyObject **out) {
     PyObject *decl = TI(s, 6), *ev = TI(s, 9), *numo = TI(s, 7);
     *out = NULL;
-    if (decl != Py_None || !PyTuple_CheckExact(ev) || PyTuple_GET_SIZE(ev) || as_long(numo) != 0)
+    if (!plain_state(s) || as_long(numo) != 0)
         return 0;
     long prev = as_long(TI(s, 2)), flags = as_long(TI(s, 3));
     PyObject *val = TI(s, 4), *stack = TI(s, 5), *ifx = TI(s, 8);
@@ -706,7 +728,7 @@ static int code_step(Walker *w, PyObject *s, long b, PyObject **out) {
         *out = state_of(small(M_CODE), z, small(prev), small(flags), val, stack, decl, numo, ifx, ev);
         return *out ? 1 : -1;
     }
-    int after = prev == P_NAME || prev == P_CALLABLE || prev == P_VAL || prev == P_STRING;
+    int after = after_expr(prev);
     int callable_ = prev == P_NAME || prev == P_CALLABLE;
     Py_ssize_t n = PyTuple_GET_SIZE(stack);
     long topk = n ? as_long(TI(TI(stack, n - 1), 0)) : 0;
@@ -933,10 +955,8 @@ static inline int put(PyObject **out, PyObject *state) {
 static int name_step(Walker *w, PyObject *s, long b, PyObject **out, long *fk) {
     *out = NULL;
     *fk = -1;
-    if (w->name_child == NULL)
-        return 0;
-    PyObject *pay = TI(s, 1);
-    if (!PyTuple_CheckExact(pay) || PyTuple_GET_SIZE(pay) != 6)
+    PyObject *pay = w->name_child != NULL ? pay_of(s, 6) : NULL; /* (NULL: Python steps it) */
+    if (pay == NULL)
         return 0;
     long table = as_long(TI(pay, 0)), pos = as_long(TI(pay, 1)), started = as_long(TI(pay, 2)),
          kw = as_long(TI(pay, 4)), tail = as_long(TI(pay, 5));
@@ -964,7 +984,7 @@ static int name_step(Walker *w, PyObject *s, long b, PyObject **out, long *fk) {
     }
     long first = started != 1; /* the name's first byte (after `.`, or `:` with started 2) */
     if (first) {
-        if (w->klass[b] == C_WS || w->klass[b] == C_NL) { /* white space before the name: the same state */
+        if (is_space(w, b)) { /* white space before the name: the same state */
             *fk = FK_BLANK;
             Py_INCREF(s);
             *out = s;
@@ -1037,6 +1057,18 @@ static int name_step(Walker *w, PyObject *s, long b, PyObject **out, long *fk) {
 }
 
 
+/* a state of mode `mode` with payload pay (stolen; NULL passes through) inside a lookup's or
+ * an index's argument: no previous token, value or flags, s's stack, declaration, frame
+ * context and events (a name string, or what follows its closing quote) */
+static PyObject *arg_state(PyObject *s, long mode, PyObject *pay) {
+    if (pay == NULL)
+        return NULL;
+    PyObject *z = small(0);
+    PyObject *st = state_of(small(mode), pay, small(P_NONE), z, small(NOVAL), TI(s, 5), TI(s, 6), z, TI(s, 8), TI(s, 9));
+    Py_DECREF(pay);
+    return st;
+}
+
 /* Automaton._name_string, not lenient, inside a lookup's or an index's name string for a
  * byte that is neither its quote nor a byte that ends it badly (those go to Python): the
  * position moves to the child of the table's position (name_ask), off a free table, or the
@@ -1044,10 +1076,8 @@ static int name_step(Walker *w, PyObject *s, long b, PyObject **out, long *fk) {
 static int nstr_step(Walker *w, PyObject *s, long b, PyObject **out, long *fk) {
     *out = NULL;
     *fk = -1;
-    if (w->name_child == NULL)
-        return 0;
-    PyObject *pay = TI(s, 1);
-    if (!PyTuple_CheckExact(pay) || PyTuple_GET_SIZE(pay) != 4)
+    PyObject *pay = w->name_child != NULL ? pay_of(s, 4) : NULL; /* (NULL: Python steps it) */
+    if (pay == NULL)
         return 0;
     long table = as_long(TI(pay, 0)), pos = as_long(TI(pay, 1)), quote = as_long(TI(pay, 2));
     if (PyErr_Occurred())
@@ -1064,19 +1094,13 @@ static int nstr_step(Walker *w, PyObject *s, long b, PyObject **out, long *fk) {
             return 0;
         if (r == NE_REJECT)
             return 1;
-        PyObject *res = r == NE_DEFAULT ? small(NOVAL) : PyLong_FromLongLong(r);
+        PyObject *res = PyLong_FromLongLong(r == NE_DEFAULT ? NOVAL : r);
         if (res == NULL)
             return -1;
-        if (r == NE_DEFAULT)
-            Py_INCREF(res); /* (released below, as a new int would be) */
         PyObject *p[2] = {res, TI(pay, 3)};
-        PyObject *np = tuple_of(p, 2), *z = small(0);
+        PyObject *np = tuple_of(p, 2);
         Py_DECREF(res);
-        PyObject *st = np == NULL ? NULL
-                                  : state_of(small(M_AFTER), np, small(P_NONE), z, small(NOVAL), TI(s, 5), TI(s, 6), z,
-                                             TI(s, 8), TI(s, 9));
-        Py_XDECREF(np);
-        return put(out, st);
+        return put(out, arg_state(s, M_AFTER, np));
     }
     if (table < 0) { /* any name: the same state */
         *fk = 2; /* F_NSTR */
@@ -1120,16 +1144,16 @@ static PyObject *with_pay(PyObject *s, long mode, PyObject *pay);
 /* Automaton._long_string_start: `[[` or `[=...=[` (level `=`s) from state s (mode M_LBRACK
  * or M_LBRACK_EQ) opens a long string; 0 where a declaration or events are being read */
 static int long_string_start(Walker *w, PyObject *s, long level, PyObject **out) {
-    PyObject *ev = TI(s, 9);
-    if (TI(s, 6) != Py_None || !PyTuple_CheckExact(ev) || PyTuple_GET_SIZE(ev))
+    if (!plain_state(s))
         return 0;
+    PyObject *ev = TI(s, 9);
     long prev = as_long(TI(s, 2));
     int call = prev == P_NAME || prev == P_CALLABLE;
     PyObject *stack = TI(s, 5);
     if (call)
         Py_INCREF(stack);
     else
-        stack = operand(prev == P_VAL || prev == P_STRING, stack);
+        stack = operand(after_expr(prev), stack);
     if (stack == NULL)
         return -1;
     PyObject *p[4] = {small(level), small(-1), small(w->sm_start), small(call ? 0 : 1)};
@@ -1162,7 +1186,7 @@ static int lbrack_eq_step(Walker *w, PyObject *s, long b, PyObject **out) {
  * rejected, anything else starts an expression */
 static int name_arg(Walker *w, PyObject *s, long b, long base, long kind, long after, PyObject **out, long *fk) {
     *out = NULL;
-    if (w->klass[b] == C_WS || w->klass[b] == C_NL) {
+    if (is_space(w, b)) {
         Py_INCREF(s);
         *out = s;
         return 1;
@@ -1180,16 +1204,11 @@ static int name_arg(Walker *w, PyObject *s, long b, long base, long kind, long a
         PyObject *to = PyLong_FromLongLong(tf >> 1);
         if (to == NULL)
             return -1;
-        PyObject *z = small(0);
-        PyObject *p[4] = {to, z, small(b), small(after)};
+        PyObject *p[4] = {to, small(0), small(b), small(after)};
         PyObject *pay = tuple_of(p, 4);
         Py_DECREF(to);
-        PyObject *st = pay == NULL ? NULL
-                                   : state_of(small(M_NSTR), pay, small(P_NONE), z, small(NOVAL), TI(s, 5), TI(s, 6), z,
-                                              TI(s, 8), TI(s, 9));
-        Py_XDECREF(pay);
         *fk = tf & 1 ? 2 /* F_NSTR */ : 0;
-        return put(out, st);
+        return put(out, arg_state(s, M_NSTR, pay));
     }
     if (b == 0x5B || b == 0x60)
         return 1;
@@ -1201,10 +1220,10 @@ static int name_arg(Walker *w, PyObject *s, long b, long base, long kind, long a
  * or anything else following the string as code */
 static int after_arg(Walker *w, PyObject *s, long b, PyObject **out) {
     *out = NULL;
-    PyObject *pay = TI(s, 1), *stack = TI(s, 5), *z = small(0);
-    if (!PyTuple_CheckExact(pay) || PyTuple_GET_SIZE(pay) != 2 || !PyTuple_CheckExact(stack))
+    PyObject *pay = pay_of(s, 2), *stack = TI(s, 5), *z = small(0);
+    if (pay == NULL || !PyTuple_CheckExact(stack))
         return 0;
-    if (w->klass[b] == C_WS || w->klass[b] == C_NL) {
+    if (is_space(w, b)) {
         Py_INCREF(s);
         *out = s;
         return 1;
@@ -1332,7 +1351,7 @@ static int comment_step(Walker *w, PyObject *s, long mode, long b, PyObject **ou
         Py_XDECREF(p[1]);
         return put(out, with_pay(s, M_CLB, np));
     } else if (mode == M_CLB) { /* payload (n, ac) */
-        if (!PyTuple_CheckExact(pay) || PyTuple_GET_SIZE(pay) != 2)
+        if (pay_of(s, 2) == NULL)
             return 0;
         long n = as_long(TI(pay, 0));
         ac = as_long(TI(pay, 1));
@@ -1392,10 +1411,8 @@ static int text_byte(Walker *w, PyObject *s, long mode, Py_ssize_t ac_at, long b
 
 static int string_step(Walker *w, PyObject *s, long b, PyObject **out) {
     *out = NULL;
-    if (w->sm_step == NULL)
-        return 0;
-    PyObject *pay = TI(s, 1);
-    if (!PyTuple_CheckExact(pay) || PyTuple_GET_SIZE(pay) != 6)
+    PyObject *pay = w->sm_step != NULL ? pay_of(s, 6) : NULL; /* (NULL: Python steps it) */
+    if (pay == NULL)
         return 0;
     long quote = as_long(TI(pay, 0)), esc = as_long(TI(pay, 1)), trig = as_long(TI(pay, 3)), idn = as_long(TI(pay, 4));
     if (PyErr_Occurred())
@@ -1410,7 +1427,7 @@ static int string_step(Walker *w, PyObject *s, long b, PyObject **out) {
             PyObject *p[6] = {TI(pay, 0), small(nesc), small(w->sm_start), TI(pay, 3), small(-1), res};
             return put(out, with_pay(s, M_STR, tuple_of(p, 6)));
         }
-        if (esc == 2 && (w->klass[b] == C_WS || w->klass[b] == C_NL)) {
+        if (esc == 2 && is_space(w, b)) {
             Py_INCREF(s);
             *out = s;
             return 1;
@@ -1439,10 +1456,8 @@ static int string_step(Walker *w, PyObject *s, long b, PyObject **out) {
  * string, its escapes, `{` opening an expression and the closing backquote */
 static int interp_step(Walker *w, PyObject *s, long b, PyObject **out) {
     *out = NULL;
-    if (w->sm_step == NULL)
-        return 0;
-    PyObject *pay = TI(s, 1);
-    if (!PyTuple_CheckExact(pay) || PyTuple_GET_SIZE(pay) != 4)
+    PyObject *pay = w->sm_step != NULL ? pay_of(s, 4) : NULL; /* (NULL: Python steps it) */
+    if (pay == NULL)
         return 0;
     long esc = as_long(TI(pay, 0)), trig = as_long(TI(pay, 2)), idn = as_long(TI(pay, 3));
     if (PyErr_Occurred())
@@ -1456,7 +1471,7 @@ static int interp_step(Walker *w, PyObject *s, long b, PyObject **out) {
             PyObject *p[4] = {small(nesc), small(w->sm_start), TI(pay, 2), small(-1)};
             return put(out, with_pay(s, M_INTERP, tuple_of(p, 4)));
         }
-        if (esc == 2 && (w->klass[b] == C_WS || w->klass[b] == C_NL)) {
+        if (esc == 2 && is_space(w, b)) {
             Py_INCREF(s);
             *out = s;
             return 1;
@@ -1494,7 +1509,7 @@ static int interp_step(Walker *w, PyObject *s, long b, PyObject **out) {
 static PyObject *after_operator(PyObject *s, long cls) {
     long prev = as_long(TI(s, 2));
     PyObject *stack = TI(s, 5), *z = small(0);
-    int after = prev == P_NAME || prev == P_CALLABLE || prev == P_VAL || prev == P_STRING;
+    int after = after_expr(prev);
     PyObject *st = after ? chain_step(stack, 1) : (Py_INCREF(stack), stack);
     if (st == NULL)
         return NULL;
@@ -1503,27 +1518,18 @@ static PyObject *after_operator(PyObject *s, long cls) {
     return r;
 }
 
-/* s with its mode replaced (a new reference) */
-static PyObject *with_mode(PyObject *s, long mode) {
-    PyObject *f[10];
-    f[0] = small(mode);
-    for (int i = 1; i < 10; i++)
-        f[i] = TI(s, i);
-    return tuple_of(f, 10);
-}
-
 static int pending_step(Walker *w, PyObject *s, long mode, long b, PyObject **out) {
     *out = NULL;
     PyObject *ev = TI(s, 9), *z = small(0);
-    if (TI(s, 6) != Py_None || !PyTuple_CheckExact(ev) || PyTuple_GET_SIZE(ev) || !PyTuple_CheckExact(TI(s, 5)))
+    if (!plain_state(s) || !PyTuple_CheckExact(TI(s, 5)))
         return 0;
     long prev = as_long(TI(s, 2)), flags = as_long(TI(s, 3)), val = as_long(TI(s, 4));
     if (PyErr_Occurred())
         return -1;
-    int after = prev == P_NAME || prev == P_CALLABLE || prev == P_VAL || prev == P_STRING;
+    int after = after_expr(prev);
     if (mode == M_DOT1) {
         if (b == 0x2E)
-            return put(out, with_mode(s, M_DOT2));
+            return put(out, with_pay(s, M_DOT2, (Py_INCREF(TI(s, 1)), TI(s, 1))));
         if (prev == P_NAME || prev == P_CALLABLE)
             return 0; /* (the name that follows: the delegate's) */
         if (b < 0x30 || b > 0x39 || after)
@@ -1567,10 +1573,8 @@ static int pending_step(Walker *w, PyObject *s, long mode, long b, PyObject **ou
 
 static int number_step(Walker *w, PyObject *s, long b, PyObject **out) {
     *out = NULL;
-    if (w->num_next == NULL)
-        return 0;
-    PyObject *pay = TI(s, 1);
-    if (!PyTuple_CheckExact(pay) || PyTuple_GET_SIZE(pay) != 2)
+    PyObject *pay = w->num_next != NULL ? pay_of(s, 2) : NULL; /* (NULL: Python steps it) */
+    if (pay == NULL)
         return 0;
     long ph = as_long(TI(pay, 0)), sem = as_long(TI(pay, 1));
     if (PyErr_Occurred())

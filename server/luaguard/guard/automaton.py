@@ -386,8 +386,8 @@ class Automaton:
         return NE_DEFAULT if t.free else NE_REJECT
 
     def arg_table(self, base: int, kind: int) -> int:
-        """For the compiled walk's argument steps (``name_arg`` in ``_walk.c``, as
-        :meth:`_name_arg` reads a quote, not lenient): the name table a lookup's or an index's
+        """For :meth:`_name_arg` and the compiled walk's argument steps (``name_arg`` in
+        ``_walk.c``), where a quote starts a name string: the name table a lookup's or an index's
         name string on value ``base`` of kind ``kind`` is matched against, packed as
         ``(table << 1) | free``, or -1 when that table is empty (the string is rejected)."""
         table = self.space.table(base, kind)
@@ -1403,11 +1403,10 @@ class Automaton:
         if b in _WSB:
             return s
         if b == 0x22 or b == 0x27:
-            table = self.space.table(base, kind)
-            if self.space.get_table(table).empty:
-                if not how & LENIENT:
-                    return None
-                table = -1
+            tf = self.arg_table(base, kind)
+            if tf < 0 and not how & LENIENT:
+                return None
+            table = tf >> 1 if tf >= 0 else -1
             return (M_NSTR, (table, 0, b, after), P_NONE, 0, NOVAL, s[STACK], s[DECL], N_NONE, s[IFX], s[EV])
         if (b == 0x5B or b == 0x60) and not how & LENIENT:
             return None

@@ -21,8 +21,6 @@ from .workspace import find_project_root, read_project_settings
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
-_SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "Packages", "DevPackages", "ServerPackages", "__pycache__"})
-
 
 class UsageError(Exception):
     """A bad command line or configuration: printed as ``luaguard: error: ...``, exit 2."""
@@ -87,24 +85,16 @@ def make_engine(args: argparse.Namespace, err: Callable[[str], None], first_path
     return engine
 
 
-def collect_files(paths: Sequence[str]) -> list[Path]:
-    """Expand directories to their ``.lua``/``.luau`` files (sorted, skipping VCS,
-    ``node_modules`` and Wally package folders).  Raises :class:`UsageError` for a
-    path that does not exist."""
-    out: list[Path] = []
-    for raw in paths:
-        p = Path(raw)
-        if p.is_dir():
-            for dirpath, dirnames, filenames in os.walk(p):
-                dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
-                for name in sorted(filenames):
-                    if name.endswith((".lua", ".luau")):
-                        out.append(Path(dirpath) / name)
-        elif p.exists():
-            out.append(p)
-        else:
-            raise UsageError(f"{raw}: no such file or directory")
-    return out
+def collect_files(paths: Sequence[str], root: Path | None = None, exclude: Sequence[str] = ()):
+    """The files ``luaguard check PATHS`` lints (:func:`luaguard.files.select_files`: every
+    ``.lua``/``.luau`` file except Wally's and npm's installs and the ``exclude`` globs).
+    Raises :class:`UsageError` for a path that does not exist."""
+    from .files import select_files
+
+    try:
+        return select_files(paths, root=root, exclude=exclude)
+    except FileNotFoundError as exc:
+        raise UsageError(f"{exc.args[0]}: no such file or directory") from None
 
 
 # -- output -------------------------------------------------------------------------
@@ -151,6 +141,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     engine = make_engine(args, err, first)
     findings: list[Finding] = []
     checked = 0
+    skipped: Counter[str] = Counter()
     if paths == ["-"]:
         data = sys.stdin.buffer.read()
         name = args.stdin_filename or "-"
@@ -168,12 +159,26 @@ def cmd_check(args: argparse.Namespace) -> int:
     else:
         if "-" in paths:
             raise UsageError("'-' (stdin) cannot be combined with other paths")
-        files = collect_files(paths) if paths else engine.script_files()
         if not paths and engine.root is None:
             raise UsageError("no paths given and no project found (pass PATHS or --project DIR)")
-        for file in files:
+        if paths:
+            selection = collect_files(paths, engine.root, engine.settings.exclude)
+        else:
+            from .files import filter_project_files
+
+            selection = filter_project_files(engine.script_files(), root=engine.root, exclude=engine.settings.exclude)
+        for note in selection.notes:
+            err(f"luaguard: {note}")
+        skipped = selection.skipped
+        if not selection.files:
+            why = "; ".join(f"{n} skipped: {r}" for r, n in skipped.items())
+            if not paths:
+                where = engine.project.project_file.name if engine.project is not None and engine.project.project_file else "the project"
+                raise UsageError(f"no Luau files to check: {where} maps no .lua/.luau file" + (f" ({why})" if why else ""))
+            err("luaguard: no Luau files to check" + (f" ({why})" if why else ""))
+        for file in selection.files:
             findings.extend(engine.lint_file(file))
-        checked = len(files)
+        checked = len(selection.files)
     if args.format == "json":
         json.dump([f.to_json() for f in findings], sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -182,7 +187,12 @@ def cmd_check(args: argparse.Namespace) -> int:
             print(format_text(f))
         print(summary_line(findings, checked))
     if args.stats:
-        print_stats(engine.stats, sys.stderr if args.format == "json" else sys.stdout)
+        out = sys.stderr if args.format == "json" else sys.stdout
+        print_stats(engine.stats, out)
+        if skipped:
+            print("files skipped:", file=out)
+            for reason, n in sorted(skipped.items(), key=lambda kv: (-kv[1], kv[0])):
+                print(f"  {n:>5}  {reason}", file=out)
     return EXIT_FINDINGS if any(f.severity is Severity.ERROR for f in findings) else EXIT_OK
 
 

@@ -9,6 +9,7 @@ Both sources use the same keys (the LSP client may send camelCase: ``projectFile
     project_file = "default.project.json"   # or a sourcemap via sourcemap_file
     placeholder_mode = "editor"             # "editor" | "patch"
     extra_globals = ["Knit"]
+    exclude = ["src/Generated/**", "**/*.bench.luau"]   # globs relative to this file; not linted
 
     [rules]
     unknown_instance = "warning"            # "off" | "error" | "warning" | "information" | "hint"
@@ -92,6 +93,7 @@ class Settings:
     sourcemap_file: str | None = None
     placeholder_mode: str = "editor"
     extra_globals: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
     rules: dict[str, RuleSettings] = field(default_factory=dict)
     completion: CompletionSettings = field(default_factory=CompletionSettings)
     toolcalls: ToolCallSettings = field(default_factory=ToolCallSettings)
@@ -164,6 +166,11 @@ def settings_from_mapping(data: Any, source: str, base: Settings | None = None) 
                 changes[key] = tuple(value)
             else:
                 bad(key, f"expected a list of names, got {value!r}")
+        elif key == "exclude":
+            if isinstance(value, list) and all(isinstance(v, str) and v.strip() for v in value):
+                changes[key] = tuple(value)
+            else:
+                bad(key, f"expected a list of glob patterns, got {value!r}")
         elif key == "rules":
             changes[key] = {**base.rules, **_rules(value, source, problems)}
         elif key == "completion":

@@ -35,6 +35,9 @@ LUAU_SUFFIXES = (".luau", ".lua")
 
 _ALLOW = re.compile(r"luaguard:\s*allow\(([^)]*)\)")
 INTERNAL_ERROR = "internal_error"
+#: Rules that assume the file runs in Roblox: warnings in files the project does not map
+#: into its DataModel (:attr:`~luaguard.checks.base.CheckContext.in_datamodel`).
+ROBLOX_API_RULES = frozenset({"undefined_variable", "unknown_class", "unknown_member", "unknown_service"})
 log = logging.getLogger("luaguard")
 
 
@@ -219,6 +222,8 @@ class Engine:
             scripts=scripts,
             runtime_names=_with_own_names(self.runtime_names.view, text),
             options={"extra_globals": self.extra_globals(rel if rel is not None else path)},
+            in_datamodel=not (project is not None and project.kind != "none" and rel is not None
+                              and not scripts and not project.maps_path(rel)),
         )
         from .luau.parser import parse
 
@@ -226,12 +231,14 @@ class Engine:
         ctx.ast = parse(text, lex, declarations=declarations, lines=lines)
         return ctx
 
-    def lint_text(self, text: str, path: str | Path | None = None, *, mode: str | None = None) -> list[Finding]:
+    def lint_text(self, text: str, path: str | Path | None = None, *, mode: str | None = None,
+                  count: bool = True) -> list[Finding]:
         """Findings for ``text`` as the content of ``path`` (which need not exist).
 
         ``mode`` is ``"editor"`` or ``"patch"`` (default: the ``placeholder_mode``
         setting).  Findings are sorted by position; ``file`` is set to ``path`` as
-        given.  Never raises on any text: an internal failure of the front end or of a
+        given; ``count``: add them to :attr:`stats` (the language server counts the lints
+        of open documents itself, once per document version).  Never raises on any text: an internal failure of the front end or of a
         check becomes an ``internal_error`` finding and the other checks still run.
         """
         display = str(path) if path is not None else None
@@ -242,14 +249,14 @@ class Engine:
                 log.exception("luaguard: failed to read %s", display)
                 f = _file_problem(display or "-", INTERNAL_ERROR, f"luaguard could not analyse this file: {exc!r}")
                 return [f]
-            findings = self.run_checks(ctx, display_path=display)
+            findings = self.run_checks(ctx, display_path=display, count=count)
             # Free the tokens and the tree (no reference cycles: reference counting does
             # it) before the collector is back, so it has nothing large to scan.
             del ctx
         return findings
 
-    def run_checks(self, ctx: CheckContext, display_path: str | None = None) -> list[Finding]:
-        """Run every enabled check on a prepared context."""
+    def run_checks(self, ctx: CheckContext, display_path: str | None = None, *, count: bool = True) -> list[Finding]:
+        """Run every enabled check on a prepared context (``count``: see :meth:`lint_text`)."""
         settings = self.settings
         out: list[Finding] = []
         for check in self.checks:
@@ -264,6 +271,8 @@ class Engine:
                 rs = settings.rule(f.rule)
                 if not rs.enabled:
                     continue
+                if not ctx.in_datamodel and f.rule in ROBLOX_API_RULES and f.severity is Severity.ERROR:
+                    f.severity = Severity.WARNING  # the file's host may not be Roblox
                 if rs.severity is not None:
                     f.severity = rs.severity
                 out.append(f)
@@ -272,16 +281,18 @@ class Engine:
         out = [f for f in out if not sup.allows(f)]
         for f in out:
             f.file = display_path
-            self.stats[f.rule] += 1
+            if count:
+                self.stats[f.rule] += 1
         out.sort(key=lambda f: (f.range.start.line, f.range.start.character, f.rule))
         return out
 
-    def lint_bytes(self, data: bytes, path: str | Path) -> list[Finding]:
-        """Decode file bytes (BOM, invalid UTF-8, binary, size limit) and lint them."""
+    def lint_bytes(self, data: bytes, path: str | Path, *, count: bool = True) -> list[Finding]:
+        """Decode file bytes (BOM, invalid UTF-8, binary, size limit) and lint them
+        (``count``: see :meth:`lint_text`)."""
         decoded = decode_source(data)
         if decoded.text is None:
             return [_file_problem(path, "unreadable_file", decoded.problem or "not a text file")]
-        findings = self.lint_text(decoded.text, path)
+        findings = self.lint_text(decoded.text, path, count=count)
         if decoded.invalid_utf8_offset is not None:
             lines = LineIndex(decoded.text)
             pos = lines.position(decoded.invalid_utf8_offset)

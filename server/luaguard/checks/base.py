@@ -32,7 +32,7 @@ class CheckContext:
     ``path`` is the project-root-relative POSIX path the text belongs to (``None`` for
     loose text); ``scripts`` are the instances that file maps to (``script`` resolves
     to them); ``runtime_names`` returns names created at run time somewhere in the
-    project (string literals outside path look-ups).
+    project (string literals outside path look-ups); ``in_datamodel`` (see below).
     """
 
     text: str
@@ -45,6 +45,10 @@ class CheckContext:
     scripts: list["Instance"] = field(default_factory=list)
     runtime_names: Callable[[], frozenset[str]] = lambda: frozenset()
     options: dict = field(default_factory=dict)
+    #: False for a file of a project that the project does not map into its DataModel (a
+    #: test runner, a build or Lune script): its host's globals and API are not known to
+    #: be Roblox's, so the engine reports Roblox API findings there as warnings.
+    in_datamodel: bool = True
 
     def finding(
         self,

@@ -49,13 +49,12 @@ class InstancePathCheck:
         for miss in resolver.misses:
             if miss.kind not in ("child", "open_child", "service"):
                 continue  # members and enums: unknown_member
-            f = self._finding(ctx, miss)
+            f = self._finding(ctx, resolver.project, miss)
             if f is not None:
                 out.append(f)
         return out
 
-    def _finding(self, ctx: CheckContext, miss: Miss) -> Finding | None:
-        project = ctx.project
+    def _finding(self, ctx: CheckContext, project, miss: Miss) -> Finding | None:
         if miss.kind == "service":
             ranked = rank(miss.name, project.api.services)
             msg = f"'{miss.name}' is not a Roblox service"

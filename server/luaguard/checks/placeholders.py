@@ -2,19 +2,41 @@
 
 Two kinds, told apart because people write TODOs too:
 
-* **truncation markers** — ``...`` standing where a statement should be, comments such as
-  ``-- ... rest of code``, ``-- your code here``, ``-- implement this``, ``<placeholder>``,
-  ``-- (existing code unchanged)``: always errors, the code is incomplete;
+* **truncation markers** - ``...`` standing where a statement should be, comments such as
+  ``-- ... rest of code``, ``-- your code here``, ``-- implement this`` (an instruction),
+  ``<placeholder>``, ``-- (existing code unchanged)``: always errors, the code is incomplete;
 * **TODO / FIXME** comments: warnings in ``editor`` mode, errors in ``patch`` mode (code an
   AI proposes should not ship unfinished work).
 
-Token-aware: varargs (``function f(...)``, ``{...}``, ``select("#", ...)``, type packs
-``T...``) and string contents are never placeholders.
+**Comments.**  The rules are data, :data:`COMMENT_RULES`: regular expressions over a
+comment's *subject* - one context byte, then the comment's body (the text after ``--``, or
+between the brackets of ``--[[ ]]``) as UTF-8.  The context byte is :data:`CTX_LINE` for a
+line comment, :data:`CTX_RUN` for a line comment that continues the line comment of the line
+before (only white space and one line break between them: a comment paragraph, where an
+ellipsis is prose), :data:`CTX_BLOCK` for a block comment, and :data:`CTX_TYPE` / :data:`CTX_TYPE_BLOCK` for a
+line / block comment inside the braces of a table type (``-- ...`` there says the record
+has more fields: no code is left out).  Ordinary prose stays clean:
+a phrase is a marker only where an assistant writes it as one - the whole comment (``--
+same as before``), an instruction at its start (``-- implement this``, not "we implement
+this here because ..."), or a phrase no prose uses (``your code here``); in a block
+comment (a doc comment) only a whole single-line body is a marker (``--[[ ... ]]``).  The
+decoding guard compiles these same expressions into its automaton
+(:mod:`luaguard.guard.placeholders`), so it refuses exactly the comments this rule flags.
+A finding covers the phrase that matched and quotes it.
+
+**Ellipses in code.**  The parser says what each ``...`` is: a vararg parameter or a type
+pack is never a placeholder; a ``...`` *expression* (or one the parser rejects) is one
+where it stands alone where code should be - in statement position, alone on its line
+outside a function that declares ``...`` (a Roblox script's main chunk receives no
+varargs), or at the end of a line where no expression may end.  String contents are never
+placeholders.
 """
 
 from __future__ import annotations
 
+import bisect
 import re
+from dataclasses import dataclass
 
 from ..findings import Finding, Severity
 from ..luau import lexer as L
@@ -23,57 +45,212 @@ from .base import CheckContext
 
 RULE = "placeholder"
 
-_ELLIPSIS = r"(?:\.{3,}|…)"
-_TRUNCATION = re.compile(
-    r"|".join(
-        [
-            # a comment that is only an ellipsis:  -- ...   --[[ ... ]]   -- (...)
-            rf"^\s*[\[(]?\s*{_ELLIPSIS}\s*[\])]?\s*$",
-            # an ellipsis opening a comment:  -- ... rest of code / -- ... other handlers
-            rf"^\s*{_ELLIPSIS}\s*\(?[A-Za-z]",
-            # "rest of (the) [up to three words] code|implementation|..." standing as the
-            # whole comment (optionally followed by here / unchanged / as before ...), so
-            # "-- the rest of the code expects numbers" stays a normal comment.
-            rf"^\W*(?:{_ELLIPSIS})?\W*(?:and\s+)?(?:the\s+)?rest\s+of\s+(?:the\s+|your\s+|this\s+|my\s+)?(?:[\w-]+\s+){{0,3}}?"
-            r"(?:code|implementation|script|function|file|module|logic|class|methods?|functions|body|loop|handlers?|setup|cases?)"
-            r"(?:\s+(?:here|goes\s+here|remains?\s+(?:the\s+same|unchanged)|unchanged|as\s+before|omitted|follows|"
-            r"stays\s+the\s+same|is\s+(?:the\s+same|unchanged)|(?:would\s+)?go(?:es)?\s+here))?\W*$",
-            r"\brest\s+of\s+(?:the\s+)?(?:code|implementation)\s+(?:here|goes\s+here|unchanged|omitted|remains\s+the\s+same)\b",
-            r"\b(?:your|the|my)\s+(?:own\s+)?(?:code|logic|implementation)\s+(?:goes\s+)?here\b",
-            r"\b(?:code|logic|implementation)\s+goes\s+here\b",
-            r"\b(?:add|insert|put|write)\s+(?:your\s+|the\s+|more\s+)?(?:code|logic|implementation)\s+here\b",
-            r"\bimplement\s+(?:this|me|here|the\s+rest|it\s+here)\b",
-            r"<\s*(?:placeholder|your[^>]{0,40}here|insert[^>]{0,40}|todo)\s*>",
-            r"\bplaceholder\b(?:\s+(?:code|logic|implementation|function))?\s*$",
-            r"^\s*\(?\s*(?:existing|previous|original|unchanged|remaining|other)\s+(?:code|logic|functions|methods|implementation|handlers)\b",
-            r"\b(?:same\s+as\s+(?:before|above|original)|unchanged\s+from\s+(?:before|above|original))\b",
-            r"\bcode\s+(?:continues|omitted|truncated)\b",
-            # a comment that is only "etc." or "and so on"
-            r"^\W*(?:etc\.*|and\s+so\s+on\.*)\W*$",
-            # "-- keep existing handlers", "-- (leave the other methods as is)" as the whole comment
-            r"^\W*(?:keep|leave)\s+(?:the\s+|all\s+)?(?:existing|other|remaining|previous|original)\s+[\w-]+"
-            r"(?:\s+[\w-]+)?(?:\s+(?:as\s+(?:is|before)|unchanged|here|intact))?\W*$",
-            r"\b(?:omitted|truncated)\s+for\s+brevity\b",
-        ]
-    ),
-    re.IGNORECASE,
-)
-_TODO = re.compile(r"\b(TODO|FIXME)\b|\b([Tt]odo|[Ff]ixme)\s*:")
+#: Context bytes that start a comment's subject (see the module docstring).
+CTX_LINE, CTX_RUN, CTX_BLOCK, CTX_TYPE, CTX_TYPE_BLOCK = 0x01, 0x02, 0x03, 0x04, 0x05
 
-# Tokens that may follow `...` when it is a vararg or a type pack, not a statement.
-_VARARG_FOLLOWERS = frozenset({")", ",", ">", "]", "}", "=", ":", "->", "..", "::", "|", "&", "?"})
+
+@dataclass(frozen=True, slots=True)
+class CommentRule:
+    """One placeholder rule for comments.
+
+    ``kind``: ``"truncation"`` (always an error) or ``"todo"`` (a warning in editor mode);
+    ``name``: a short id for tests and messages; ``pattern``: a regular expression over a
+    comment's subject (bytes), in the subset :mod:`luaguard.guard.regexdfa` compiles -
+    literals, ``.``, classes, ``\\w \\W \\s \\S \\d``, groups, ``|``, ``* + ? {m,n}``
+    (lazy or not), ``^``, ``\\Z`` and ``\\b``; ``ignore_case``: ASCII case-insensitive.
+    """
+
+    kind: str
+    name: str
+    pattern: bytes
+    ignore_case: bool = True
+
+    @property
+    def regex(self) -> re.Pattern[bytes]:
+        return _compiled(self)
+
+
+_COMPILED: dict[CommentRule, re.Pattern[bytes]] = {}
+
+
+def _compiled(rule: CommentRule) -> re.Pattern[bytes]:
+    got = _COMPILED.get(rule)
+    if got is None:
+        got = _COMPILED[rule] = re.compile(rule.pattern, re.IGNORECASE if rule.ignore_case else 0)
+    return got
+
+
+# -- the rules -----------------------------------------------------------------------------
+_LINE = r"[\x01\x02\x04]"  # a line comment in any context
+_BLOCK = r"[\x03\x05]"  # a block comment
+_FRESH = r"[\x01\x03]"  # a line comment that continues no paragraph, or a block comment; not in a type
+_E = r"(?:\.{3,}|\xe2\x80\xa6)"  # an ellipsis: three or more dots, or U+2026
+
+
+def _anywhere(core: str) -> list[str]:
+    """``core`` anywhere in a line comment, or in a block comment of one line."""
+    return [rf"^{_LINE}.*?(?:{core})", rf"^{_BLOCK}\s*[^\n]*?(?:{core})[^\n]*\s*\Z"]
+
+
+def _start(core: str) -> list[str]:
+    """``core`` at the start of a comment (after white space and punctuation, not after a
+    letter, a digit or an ellipsis); in a block comment the rest of its one line follows."""
+    return [rf"^{_LINE}[^\w.\xe2]*(?:{core})", rf"^{_BLOCK}[^\w.\xe2]*(?:{core})[^\n]*\s*\Z"]
+
+
+def _whole(core: str, contexts: str = r"[\x01-\x05]") -> list[str]:
+    """``core`` as the whole comment (white space and punctuation around it allowed)."""
+    return [rf"^{contexts}\W*(?:{core})\W*\Z"]
+
+
+_CODE_NOUNS = r"code|logic|implementation"
+_MORE = (r"rest|other|existing|more|remaining|previous|original|unchanged|same|similar|additional|code|logic"
+         r"|implementation|etc|snip|omitted|your|insert|add|keep")
+_REST_NOUNS = (r"code|implementation|script|function|file|module|logic|class|methods?|functions|body|loop|handlers?"
+               r"|setup|cases?")
+_REST_TAILS = (r"here|goes\s+here|remains?\s+(?:the\s+same|unchanged)|unchanged|as\s+before|omitted|follows"
+               r"|stays\s+the\s+same|is\s+(?:the\s+same|unchanged)|(?:would\s+)?go(?:es)?\s+here")
+_EXISTING = r"existing|previous|original|unchanged|remaining|other"
+_EXISTING_NOUNS = r"code|logic|functions?|methods?|implementation|handlers?"
+_EXISTING_TAILS = (r"unchanged|omitted|here|as\s+before|remains?\s+(?:the\s+same|unchanged)|stays\s+the\s+same"
+                   r"|goes\s+here|continues|(?:is\s+)?kept|(?:is\s+)?preserved|(?:is\s+)?the\s+same")
+
+_TRUNCATION_SOURCES: list[tuple[str, list[str]]] = [
+    # a comment that is only an ellipsis (not inside a comment paragraph): -- ...  --[[ ... ]]
+    ("ellipsis", [rf"^{_FRESH}\s*[\[(]?\s*{_E}\s*[\])]?\s*\Z"]),
+    # an ellipsis opening a comment, then what was left out: -- ... rest of code / -- ... (existing code)
+    ("ellipsis_then", _start(rf"{_E}\s*\(?\s*(?:the\s+)?(?:{_MORE})\b")),
+    # "rest of (the) [up to three words] code" as the whole comment
+    ("rest_of", _whole(rf"(?:{_E}\s*)?(?:and\s+)?(?:the\s+)?rest\s+of\s+(?:the\s+|your\s+|this\s+|my\s+)?"
+                       rf"(?:[\w-]+\s+){{0,3}}?(?:{_REST_NOUNS})(?:\s+(?:{_REST_TAILS}))?(?:\s*{_E})?")),
+    ("rest_of_code_here", _anywhere(r"\brest\s+of\s+(?:the\s+)?(?:code|implementation)\s+"
+                                    r"(?:here|goes\s+here|unchanged|omitted|remains\s+the\s+same)\b")),
+    ("your_code_here", _anywhere(rf"\byour\s+(?:own\s+)?(?:{_CODE_NOUNS})\s+(?:goes\s+)?here\b"
+                                 rf"|\b(?:{_CODE_NOUNS})\s+goes\s+here\b")),
+    ("add_code_here", _start(rf"(?:todo\W*)?(?:add|insert|put|write)\s+(?:your\s+|the\s+|more\s+|own\s+)*"
+                             rf"(?:{_CODE_NOUNS})\s+here\b")),
+    ("implement_this", _start(r"(?:please\s+)?implement\s+(?:this|me|here|the\s+rest|it\s+here)\b")),
+    ("angle", _anywhere(r"<\s*(?:placeholder|your[^>\n]{0,40}here|insert[^>\n]{0,40}|todo)\s*>")),
+    ("placeholder", _whole(r"(?:a\s+|this\s+is\s+a\s+)?placeholder(?:\s+(?:code|logic|implementation|function))?")),
+    ("existing_code", _whole(rf"(?:{_E}\s*)?(?:keep\s+)?(?:the\s+)?(?:{_EXISTING})\s+(?:{_EXISTING_NOUNS})"
+                             rf"(?:\s+(?:{_EXISTING_TAILS}))?(?:\s*{_E})?")),
+    ("same_as_before", _whole(rf"(?:{_E}\s*)?(?:the\s+)?(?:rest\s+(?:is\s+)?)?(?:code\s+)?(?:is\s+)?(?:the\s+)?"
+                              r"(?:same\s+as\s+(?:before|above|original|previously)"
+                              rf"|unchanged\s+from\s+(?:before|above|original))(?:\s*{_E})?")),
+    ("code_omitted", _anywhere(r"\bcode\s+(?:omitted|truncated)\b")),
+    ("for_brevity", _anywhere(r"\b(?:omitted|truncated|shortened|elided)\s+for\s+brevity\b")),
+    ("etc", _whole(r"etc\.*|and\s+so\s+on\.*", _FRESH)),
+    ("keep_existing", _whole(rf"(?:keep|leave)\s+(?:the\s+|all\s+)?(?:existing|other|remaining|previous|original)\s+"
+                             rf"(?:{_EXISTING_NOUNS}|lines|cases|callbacks|connections|listeners)"
+                             r"(?:\s+(?:as\s+(?:is|before)|unchanged|here|intact))?")),
+]
+
+#: Every comment rule, truncation markers first (see :class:`CommentRule`).
+COMMENT_RULES: tuple[CommentRule, ...] = tuple(
+    [CommentRule("truncation", name, p.encode("ascii")) for name, ps in _TRUNCATION_SOURCES for p in ps if p]
+    + [CommentRule("todo", "todo", rb"\b(?:TODO|FIXME)\b|\b(?:[Tt]odo|[Ff]ixme)\s*:", ignore_case=False)]
+)
 
 
 def comment_body(tok: L.Token) -> str:
     """Text of a comment token without its ``--`` / ``--[[ ]]`` delimiters."""
+    return tok.text[_body_start(tok):_body_end(tok)]
+
+
+def _body_start(tok: L.Token) -> int:
+    """Where the body of comment ``tok`` starts, relative to the token."""
+    if tok.kind == L.BLOCK_COMMENT:
+        m = _BLOCK_OPEN.match(tok.text)
+        if m:
+            return m.end()
+    return 2
+
+
+def _body_end(tok: L.Token) -> int:
     text = tok.text
     if tok.kind == L.BLOCK_COMMENT:
-        m = re.match(r"--\[(=*)\[", text)
+        m = _BLOCK_OPEN.match(text)
         if m:
             closer = "]" + m.group(1) + "]"
-            body = text[m.end():]
-            return body[: -len(closer)] if body.endswith(closer) else body
-    return text[2:]
+            if text.endswith(closer) and len(text) - len(closer) >= m.end():
+                return len(text) - len(closer)
+    return len(text)
+
+
+_BLOCK_OPEN = re.compile(r"--\[(=*)\[")
+
+
+def comment_subject(context: int, body: str) -> bytes:
+    """The bytes :data:`COMMENT_RULES` read: the context byte, then ``body`` as UTF-8."""
+    return bytes((context,)) + body.encode("utf-8", "surrogatepass")
+
+
+@dataclass(frozen=True, slots=True)
+class CommentMatch:
+    """A rule that matched a comment: ``rule``, and the matched text's ``[start, end)``
+    as offsets into the comment's body (characters)."""
+
+    rule: CommentRule
+    start: int
+    end: int
+
+
+def match_comment(context: int, body: str) -> CommentMatch | None:
+    """The first rule of :data:`COMMENT_RULES` whose expression matches the comment (every
+    truncation rule before the TODO rule), or ``None``.  The match's span is trimmed of
+    white space and the context byte and never empty."""
+    subject = comment_subject(context, body)
+    for rule in COMMENT_RULES:
+        m = rule.regex.search(subject)
+        if m is None:
+            continue
+        a, z = m.span()
+        a = max(a, 1)
+        while a < z and subject[a:a + 1].isspace():
+            a += 1
+        while z > a and subject[z - 1:z].isspace():
+            z -= 1
+        if z <= a:  # only white space matched (cannot happen with these rules): the whole body
+            a, z = 1, len(subject)
+        start = len(subject[1:a].decode("utf-8", "replace"))
+        end = start + len(subject[a:z].decode("utf-8", "replace"))
+        return CommentMatch(rule, start, end)
+    return None
+
+
+def comment_contexts(lex: L.LexResult, text: str, table_types: list[tuple[int, int]] = ()) -> list[int]:
+    """The context byte of each of ``lex.comments`` (see the module docstring);
+    ``table_types``: the ``(start, end)`` spans of the text's table types, sorted by start
+    (nested or disjoint, as a parse gives them)."""
+    out: list[int] = []
+    tokens = lex.tokens
+    starts = [t.start for t in tokens]
+    open_types: list[int] = []  # ends of the table types around the current comment
+    k = 0
+    prev_comment: L.Token | None = None
+    for c in lex.comments:
+        while k < len(table_types) and table_types[k][0] < c.start:
+            open_types.append(table_types[k][1])
+            k += 1
+        open_types = [z for z in open_types if z > c.start]
+        ctx = CTX_LINE
+        if c.kind == L.BLOCK_COMMENT:
+            ctx = CTX_TYPE_BLOCK if open_types else CTX_BLOCK
+        elif open_types:
+            ctx = CTX_TYPE
+        elif prev_comment is not None and prev_comment.kind == L.COMMENT:
+            i = bisect.bisect_left(starts, c.start) - 1  # the last token before this comment
+            between = text[prev_comment.end:c.start]
+            if ((i < 0 or tokens[i].end <= prev_comment.start) and not between.strip()
+                    and between.count("\n") <= 1 and ("\n" in between or "\r" in between)):
+                ctx = CTX_RUN
+        out.append(ctx)
+        prev_comment = c
+    return out
+
+
+# Tokens that may follow `...` when it is a vararg or a type pack, not a statement.
+_VARARG_FOLLOWERS = frozenset({")", ",", ">", "]", "}", "=", ":", "->", "..", "::", "|", "&", "?"})
 
 
 class PlaceholderCheck:
@@ -84,50 +261,50 @@ class PlaceholderCheck:
     def check(self, ctx: CheckContext) -> list[Finding]:
         out: list[Finding] = []
         todo_severity = Severity.ERROR if ctx.mode == "patch" else Severity.WARNING
-        for tok in ctx.lex.comments:
+        comments = ctx.lex.comments
+        table_types = ctx.ast.table_types if ctx.ast is not None else []
+        contexts = comment_contexts(ctx.lex, ctx.text, table_types) if comments else []
+        for tok, context in zip(comments, contexts):
             body = comment_body(tok)
-            if body.startswith("!") or "luaguard:" in body:
-                continue  # hot comments (--!strict) and our own directives
-            m = _TRUNCATION.search(body)
-            if m:
-                text = body.strip()
-                out.append(
-                    ctx.finding(
-                        RULE, Severity.ERROR, tok.start, tok.end,
-                        f"Placeholder comment '{_clip(text)}': code was left out here; write the complete code",
-                    )
-                )
+            if "luaguard:" in body:
+                continue  # a suppression directive (the user's, read by the engine)
+            m = match_comment(context, body)
+            if m is None:
                 continue
-            m = _TODO.search(body)
-            if m:
-                marker = (m.group(1) or m.group(2)).upper()
-                where = "in a patch" if ctx.mode == "patch" else "in the code"
-                out.append(
-                    ctx.finding(
-                        RULE, todo_severity, tok.start, tok.end,
-                        f"{marker} comment {where}: '{_clip(body.strip())}'",
-                    )
-                )
+            base = tok.start + _body_start(tok)
+            if m.rule.kind == "truncation":
+                out.append(ctx.finding(
+                    RULE, Severity.ERROR, base + m.start, base + m.end,
+                    f"Placeholder comment '{_clip(body[m.start:m.end])}': code was left out here; write the complete code"))
+                continue
+            # TODO/FIXME: the marker and the rest of its line
+            line_end = body.find("\n", m.start)
+            note = body[m.start:line_end if line_end >= 0 else len(body)].rstrip()
+            marker = body[m.start:m.end].rstrip(": \t").upper()
+            where = "in a patch" if ctx.mode == "patch" else "in the code"
+            out.append(ctx.finding(RULE, todo_severity, base + m.start, base + m.start + len(note),
+                                   f"{marker} comment {where}: '{_clip(note)}'"))
         out.extend(self._statement_ellipses(ctx))
         return out
 
     def _statement_ellipses(self, ctx: CheckContext) -> list[Finding]:
-        """``...`` standing where code should be: in statement position, or alone on its
-        line outside a function that declares ``...`` (a Roblox script's main chunk
-        receives no varargs)."""
+        """``...`` expressions (or ``...`` the parser rejects) standing where code should be
+        (see the module docstring)."""
         out: list[Finding] = []
         text = ctx.text
-        if "..." not in text:
+        if "..." not in text or ctx.ast is None:
             return out
         tokens = ctx.lex.tokens
-        real_varargs = _declared_varargs(ctx)
+        ast = ctx.ast
+        declared = {offset for offset, dec in ast.varargs if dec}
+        candidates = {offset for offset, _dec in ast.varargs} | {e.start for e in ast.errors}
         for i, tok in enumerate(tokens):
-            if tok.kind != "...":
-                continue
+            if tok.kind != "..." or tok.start not in candidates:
+                continue  # a vararg parameter or a type pack: the parser read it as such
             prev = tokens[i - 1] if i else None
             nxt = tokens[i + 1]
             if (
-                tok.start not in real_varargs
+                tok.start not in declared
                 and (prev is None or _line_break_between(text, prev.end, tok.start))
                 and (nxt.kind == L.EOF or _line_break_between(text, tok.end, nxt.start) or nxt.kind in (",", ";"))
             ):
@@ -139,8 +316,6 @@ class PlaceholderCheck:
                     # if-expression branch only when followed by more expression.
                     if prev.kind not in ("then", "else") or not _line_break_between(text, tok.end, nxt.start):
                         continue
-                if prev.end == tok.start and prev.kind == L.NAME:
-                    continue  # type pack `T...`
             if nxt.kind in _VARARG_FOLLOWERS:
                 continue
             if nxt.kind != L.EOF and not _line_break_between(text, tok.end, nxt.start):
@@ -155,13 +330,6 @@ class PlaceholderCheck:
         )
         f.data["supersedes_syntax"] = True
         return f
-
-
-def _declared_varargs(ctx: CheckContext) -> set[int]:
-    """Offsets of ``...`` expressions inside functions that declare ``...``."""
-    if ctx.ast is None:
-        return set()
-    return {offset for offset, declared in ctx.ast.varargs if declared}
 
 
 def _line_break_between(text: str, a: int, b: int) -> bool:

@@ -183,7 +183,46 @@ def runtime_node(project, node: Instance) -> Instance:
     return node
 
 
+#: Where each kind of script runs (Roblox's "Script types and locations" and LocalScript
+#: reference pages): an ancestor of one of these classes (after :func:`runtime_node`
+#: moved the script to where the engine copies it).  ``Client`` and ``Server`` run
+#: contexts run outside the server-only containers; ``Server`` outside ``ServerStorage``.
+_LOCAL_SCRIPT_HOMES = frozenset({"PlayerGui", "PlayerScripts", "Backpack", "ReplicatedFirst"})
+_LEGACY_SCRIPT_HOMES = frozenset({"Workspace", "ServerScriptService"})
+
+
+def runs_in_place(node: Instance) -> bool:
+    """Does the engine run the script ``node`` where it stands (``node`` as
+    :func:`runtime_node` returns it)?  A ``LocalScript`` runs under a player's
+    ``PlayerGui``, ``PlayerScripts`` or ``Backpack``, in the character, or in
+    ``ReplicatedFirst``; a ``Script`` with the ``Legacy`` run context under ``Workspace``
+    or ``ServerScriptService``; with ``Client``, anywhere but ``ServerScriptService`` and
+    ``ServerStorage``; with ``Server``, anywhere but ``ServerStorage``.  Module scripts and
+    plugin scripts run where they are required or loaded: True.  A script that does not
+    run in place is a template that code clones elsewhere (a character script kept in
+    ``ServerStorage``, a ``.client.luau`` under ``ServerScriptService``)."""
+    cls = node.class_name
+    if cls == "LocalScript":
+        homes: frozenset[str] | None = _LOCAL_SCRIPT_HOMES
+    elif cls == "Script":
+        rc = node.run_context or "Legacy"
+        if rc == "Legacy":
+            homes = _LEGACY_SCRIPT_HOMES
+        elif rc in ("Client", "Server"):
+            banned = ("ServerScriptService", "ServerStorage") if rc == "Client" else ("ServerStorage",)
+            return not any(a.class_name in banned for a in node.ancestors())
+        else:
+            return True
+    else:
+        return True
+    for a in node.ancestors():
+        if a.class_name in homes or (cls == "LocalScript" and a.open_reason == _CHARACTER_REASON):
+            return True
+    return False
+
+
 _CHARACTERS: "dict[int, tuple[Instance, Instance]]" = {}
+_CHARACTER_REASON = "a player's character: its parts are created at run time"
 
 
 def _character(project, scripts: Instance) -> Instance:
@@ -191,7 +230,7 @@ def _character(project, scripts: Instance) -> Instance:
     cached = _CHARACTERS.get(id(scripts))
     if cached is not None and cached[0] is scripts:
         return cached[1]
-    character = Instance("Character", "Model", open_reason="a player's character: its parts are created at run time")
+    character = Instance("Character", "Model", open_reason=_CHARACTER_REASON)
     for child in scripts.all_children():
         character.add_child(child.copy_tree())
     workspace = project.service("Workspace")
@@ -231,6 +270,9 @@ class Resolver:
     _memo: dict[int, Value] = field(default_factory=dict)
     _locals: dict[int, Value] = field(default_factory=dict)
     _in_progress: set[int] = field(default_factory=set)
+    #: ids of the file's script nodes that do not run where the project puts them
+    #: (:func:`runs_in_place`): their parent is wherever code clones them to
+    _templates: set[int] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         if self.api is None and self.project is not None:
@@ -319,6 +361,10 @@ class Resolver:
             return Value((ws,), "Workspace") if ws is not None else UNKNOWN
         if name == "script" and self.scripts:
             nodes = tuple(runtime_node(project, n) for n in self.scripts)
+            if project.root is project.datamodel:  # a place: where each script runs is known
+                for n in nodes:
+                    if not runs_in_place(n):
+                        self._templates.add(id(n))
             return _nodes_value(nodes)
         return UNKNOWN
 
@@ -464,6 +510,8 @@ class Resolver:
                 if name == "Parent":
                     if node.parent is None:
                         unknown = True
+                    elif id(node) in self._templates:
+                        found.append(_clone_site(node))  # a template: its parent is not this one
                     else:
                         found.append(node.parent)
                     continue
@@ -477,7 +525,9 @@ class Resolver:
                     continue
             child = node.child(name)
             if child is None and node is project.datamodel:
-                child = project.service(name)
+                # a service by its class name, or by the instance name some services still
+                # have (RunService is named "Run Service")
+                child = project.service(name) or (project.service(name.replace(" ", "")) if " " in name else None)
             if child is not None:
                 found.append(child)
             elif node.is_open:
@@ -486,6 +536,8 @@ class Resolver:
                 unknown = True
         if found and not unknown and not open_parent:
             return _nodes_value(tuple(dict.fromkeys(found)))
+        if not found and not unknown and any(name in project.wally_siblings(n) for n in base.nodes):
+            unknown = True  # a Wally dependency installed beside a package
         if not found and not unknown and name not in self.runtime_names:
             kind = "open_child" if open_parent else "child"
             cls = base.class_name
@@ -540,6 +592,24 @@ class Resolver:
         return UNKNOWN
 
 
+_CLONE_SITES: "dict[int, tuple[Instance, Instance]]" = {}
+
+
+def _clone_site(script: Instance) -> Instance:
+    """An open instance of unknown class standing for wherever a template script is
+    cloned to at run time: ``script.Parent`` of a script that does not run in place.
+    Nothing under it is certain (no class members are known, every child may exist)."""
+    got = _CLONE_SITES.get(id(script))
+    if got is not None and got[0] is script:
+        return got[1]
+    site = Instance(f"<where {script.name} is cloned to>", "<template site>",
+                    open_reason="a template script's parent is wherever code clones it to", class_guessed=True)
+    if len(_CLONE_SITES) > 256:
+        _CLONE_SITES.clear()
+    _CLONE_SITES[id(script)] = (script, site)
+    return site
+
+
 def resolver_for(ctx) -> Resolver | None:
     """The file's :class:`Resolver`, built once per lint run and shared by the checks
     (``None`` when the file has no AST).  Every path look-up of the file is evaluated,
@@ -548,8 +618,10 @@ def resolver_for(ctx) -> Resolver | None:
         return None
     cached = ctx.options.get("_resolver")
     if cached is None:
-        api = ctx.project.api if ctx.project is not None else _default_api()
-        cached = Resolver(ctx.project, ctx.scripts, ctx.runtime_names() if ctx.project is not None else frozenset(), api)
+        if ctx.project is not None:
+            cached = Resolver(ctx.project, ctx.scripts, ctx.runtime_names(), ctx.project.api)
+        else:  # loose text: an empty open DataModel - services and the API are still known
+            cached = Resolver(_loose_project(), [], frozenset())
         value = cached.value
         for node in ctx.ast.lookups:
             value(node)
@@ -561,3 +633,15 @@ def _default_api():
     from ..project.api import load_api
 
     return load_api()
+
+
+_LOOSE: list = []
+
+
+def _loose_project():
+    """The shared :func:`~luaguard.project.index.empty_project` for text with no project."""
+    if not _LOOSE:
+        from ..project.index import empty_project
+
+        _LOOSE.append(empty_project())
+    return _LOOSE[0]

@@ -1,12 +1,21 @@
 """``unbalanced_bracket`` and ``unclosed_block``: brackets and blocks that do not close.
 
 The analysis lives in :mod:`luaguard.luau.structure`; this module turns it into findings.
+The parser is the one source of truth for syntax: a structure problem is reported only
+where the parser (or the lexer) also found an error inside the problem's span - from the
+unclosed opener, or the stray closer, to where the problem became certain - and the
+analysis reads which ``if`` is an if-expression from the parser.  The structure analysis
+improves the message and position (Luau's "to close 'function' at line 3" at the opener,
+not at the end of the file); it never adds an error the parser does not have.
+
 Lexical errors (unterminated strings and comments, malformed numbers or escapes) are
 reported here too, as ``syntax_error``, because they break the token stream the other
 checks read.
 """
 
 from __future__ import annotations
+
+import bisect
 
 from ..findings import Finding, Severity
 from ..luau.structure import UNBALANCED_BRACKET, UNCLOSED_BLOCK, analyze_structure
@@ -21,10 +30,19 @@ class StructureCheck:
     rules = {UNBALANCED_BRACKET: Severity.ERROR, UNCLOSED_BLOCK: Severity.ERROR}
 
     def check(self, ctx: CheckContext) -> list[Finding]:
+        ast = ctx.ast
+        errors = sorted([e.start for e in ctx.lex.errors] + ([e.start for e in ast.errors] if ast is not None else []))
+        if not errors:
+            return []  # the parser accepts the text: no structure finding can be right
+        ifexprs = ast.if_expressions if ast is not None else None
         out = []
-        for p in analyze_structure(ctx.lex.tokens, ctx.lines):
+        for p in analyze_structure(ctx.lex.tokens, ctx.lines, ifexprs):
+            lo, hi = min(p.start, p.detected_at), max(p.end, p.detected_at)
+            i = bisect.bisect_left(errors, lo)
+            if i == len(errors) or errors[i] > hi:
+                continue  # no parser error inside: the analysis would invent one
             f = ctx.finding(p.rule, Severity.ERROR, p.start, p.end, p.message)
-            f.data["span"] = (min(p.start, p.detected_at), max(p.end, p.detected_at))
+            f.data["span"] = (lo, hi)
             out.append(f)
         return out
 

@@ -102,7 +102,7 @@ def lint_document(engine: Engine, text: str, path: Path | None) -> tuple[list[Fi
     as ``errors`` (for the log) rather than published.  Never raises.
     """
     try:
-        found = engine.lint_bytes(text.encode("utf-8"), path)  # type: ignore[arg-type]
+        found = engine.lint_bytes(text.encode("utf-8"), path, count=False)  # type: ignore[arg-type]
     except Exception:  # noqa: BLE001 - defensive: the engine is not supposed to raise
         return [], [traceback.format_exc()]
     errors = [f.message for f in found if f.rule == INTERNAL_ERROR]
@@ -126,6 +126,11 @@ class EngineHost:
         self.ready: asyncio.Event | None = None
         self.files_linted: set[str] = set()
         self._open_texts: dict[Path, str] = {}
+        # findings by rule, counted once per document version: the latest version of each
+        # document (which may be linted again, e.g. after an index change: it replaces its
+        # count) and the sum over the versions that newer ones replaced
+        self._latest: dict[str, tuple[int | None, Counter[str]]] = {}
+        self._closed: Counter[str] = Counter()
 
     # -- readiness ---------------------------------------------------------------------
     def ready_event(self) -> asyncio.Event:
@@ -182,6 +187,7 @@ class EngineHost:
                 engine.runtime_names.set_text(path, text)
             self.files_linted.add(str(path))
         findings, errors = lint_document(engine, text, path)
+        self._count(path, version, findings)
         encoder = PositionEncoder(text, encoding)
         return LintResult(findings_to_diagnostics(findings, encoder, version), findings, errors)
 
@@ -253,19 +259,33 @@ class EngineHost:
 
         await self.engine_worker.run(job)
 
+    def _count(self, path: Path | None, version: int | None, findings: list[Finding]) -> None:
+        """Count ``findings`` once for this version of the document (engine worker)."""
+        key = str(path)
+        counts = Counter(f.rule for f in findings)
+        old = self._latest.get(key)
+        if old is not None and old[0] != version:
+            self._closed.update(old[1])
+        self._latest[key] = (version, counts)
+
     def stats(self) -> dict:
-        """``{"rules": {rule: count}, "files": n}``: findings by rule over every lint
-        of this session, and the number of distinct files linted."""
+        """``{"rules": {rule: count}, "files": n}``: findings by rule - in open documents,
+        each counted once per document version however often that version was linted (and
+        published), plus those of validations (the engine's :attr:`~Engine.stats`) - and
+        the number of distinct files linted."""
         for _ in range(20):
             try:
-                rules = dict(Counter(self.engine.stats))
+                total = Counter(self.engine.stats)
+                total.update(self._closed)
+                for _version, counts in list(self._latest.values()):
+                    total.update(counts)
                 files = len(self.files_linted)
                 break
             except RuntimeError:  # changed by the engine worker while copying
                 continue
         else:  # pragma: no cover
-            rules, files = {}, len(self.files_linted)
-        return {"rules": dict(sorted(rules.items())), "files": files}
+            total, files = Counter(), len(self.files_linted)
+        return {"rules": dict(sorted(total.items())), "files": files}
 
     def stop(self) -> None:
         """Stop both workers after their queued jobs."""

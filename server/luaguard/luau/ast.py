@@ -659,10 +659,12 @@ class ParseError:
 
 class Chunk:
     """The parse result: the main ``body``, syntax ``errors`` (in report order),
-    ``hot_comments`` (``--!strict`` ...), globals assigned anywhere, and the node lists
-    collected while parsing (``lookups``, ``varargs``)."""
+    ``hot_comments`` (``--!strict`` ...), globals assigned anywhere, and the facts
+    collected while parsing (``lookups``, ``varargs``, ``if_expressions``,
+    ``table_types`` ...)."""
 
-    __slots__ = ("body", "errors", "hot_comments", "globals_assigned", "lookups", "varargs", "global_reads", "local_names")
+    __slots__ = ("body", "errors", "hot_comments", "globals_assigned", "lookups", "varargs", "global_reads", "local_names",
+                 "if_expressions", "table_types")
 
     def __init__(self, body: Block, errors: list[ParseError], hot_comments: list[str]) -> None:
         self.body = body
@@ -679,6 +681,12 @@ class Chunk:
         self.global_reads: list[ExprGlobal] = []
         #: Every name bound as a local somewhere in the file.
         self.local_names: set[str] = set()
+        #: Offsets of the ``if`` tokens parsed as if-then-else *expressions* (no ``end``):
+        #: the structure analysis takes this decision from here, not from the tokens.
+        self.if_expressions: frozenset[int] = frozenset()
+        #: ``(start, end)`` of every table type ``{ ... }`` (in a type annotation, alias or
+        #: assertion), sorted by start.
+        self.table_types: list[tuple[int, int]] = []
 
 
 def children(node: Node) -> Iterator[Node]:

@@ -197,6 +197,8 @@ class Parser:
         self.varargs: list[tuple[int, bool]] = []
         self.global_reads: list[A.ExprGlobal] = []
         self.local_names: set[str] = set()
+        self.if_expressions: list[int] = []
+        self.table_types: list[tuple[int, int]] = []
 
     # -- token helpers ---------------------------------------------------------------
     @property
@@ -1246,6 +1248,8 @@ class Parser:
 
     def parse_if_else_expr(self) -> A.Expr:
         start = self.tok.start
+        if self.tok.kind == "if":
+            self.if_expressions.append(start)
         self.next()  # if / elseif
         cond = self.parse_expr()
         self.expect("then", "if then else expression")
@@ -1579,6 +1583,7 @@ class Parser:
         end = self.tok.end
         if not self.expect_match("}", match, search_for_missing=True):
             end = self.prev_end
+        self.table_types.append((t.start, end))
         return A.TypeTable(t.start, end, props, indexer)
 
     def parse_function_type(self, allow_pack: bool, attributes: list):
@@ -1761,4 +1766,6 @@ def parse(text: str, lex: L.LexResult | None = None, *, declarations: bool = Fal
     chunk.varargs = parser.varargs
     chunk.global_reads = parser.global_reads
     chunk.local_names = parser.local_names
+    chunk.if_expressions = frozenset(parser.if_expressions)
+    chunk.table_types = sorted(parser.table_types)
     return chunk

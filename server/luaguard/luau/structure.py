@@ -18,6 +18,7 @@ suspect, where an ``end`` was most likely forgotten.  An ``if`` block is named b
 
 from __future__ import annotations
 
+from collections.abc import Container
 from dataclasses import dataclass
 
 from ..text import LineIndex
@@ -107,6 +108,12 @@ class FrameTracker:
     (:func:`luaguard.guard.brackets.prompt_frames`) run, so the guard allows exactly the
     closers the linter accepts.
 
+    ``ifexprs``: the offsets of the ``if`` tokens the parser read as if-expressions
+    (:attr:`luaguard.luau.ast.Chunk.if_expressions`), where a parse of the same text is at
+    hand: the decision is then the parser's.  Without it (text no parser has read as a
+    whole, such as a guard's generation) it is taken from the previous token
+    (:func:`if_is_expression`).
+
     Run it over the tokens of a file in order (comments excluded) with :meth:`run`;
     ``stack`` holds the open :class:`Frame` objects, innermost last; ``expr_next`` says
     whether the last ``then``/``else`` belonged to an if-expression.
@@ -121,13 +128,14 @@ class FrameTracker:
     :meth:`stray`, :meth:`block_closed`, and shape frames through :meth:`new_frame`.
     """
 
-    __slots__ = ("stack", "prev", "prev2", "expr_next")
+    __slots__ = ("stack", "prev", "prev2", "expr_next", "ifexprs")
 
-    def __init__(self) -> None:
+    def __init__(self, ifexprs: Container[int] | None = None) -> None:
         self.stack: list[Frame] = []
         self.prev: L.Token | None = None
         self.prev2: L.Token | None = None
         self.expr_next = False
+        self.ifexprs = ifexprs
 
     # -- hooks -------------------------------------------------------------------------------
     def new_frame(self, kind: str, tok: L.Token, prev: L.Token | None, prev2: L.Token | None,
@@ -186,7 +194,9 @@ class FrameTracker:
                 prev2, prev = prev, tok
                 continue
             if kind == "if":
-                stack.append(self.new_frame("ifexpr" if if_is_expression(prev, self.expr_next) else "if", tok, prev, prev2))
+                ifexprs = self.ifexprs
+                expr = tok.start in ifexprs if ifexprs is not None else if_is_expression(prev, self.expr_next)
+                stack.append(self.new_frame("ifexpr" if expr else "if", tok, prev, prev2))
             elif kind == "then":
                 self.expr_next = bool(stack) and stack[-1].kind == "ifexpr"
                 if stack and stack[-1].kind == "if":
@@ -276,8 +286,8 @@ class _Analysis(FrameTracker):
 
     __slots__ = ("lines", "problems", "suspect")
 
-    def __init__(self, lines: LineIndex) -> None:
-        super().__init__()
+    def __init__(self, lines: LineIndex, ifexprs: Container[int] | None = None) -> None:
+        super().__init__(ifexprs)
         self.lines = lines
         self.problems: list[StructureProblem] = []
         self.suspect: Frame | None = None
@@ -323,12 +333,16 @@ class _Analysis(FrameTracker):
             self.suspect = frame
 
 
-def analyze_structure(tokens: list[L.Token], lines: LineIndex) -> list[StructureProblem]:
+def analyze_structure(tokens: list[L.Token], lines: LineIndex,
+                      ifexprs: Container[int] | None = None) -> list[StructureProblem]:
     """Check brackets and blocks of a token list (comments excluded, ending in EOF).
 
-    Returns problems in source order of detection.  Valid Luau produces none.
+    ``ifexprs``: the parser's if-expressions (see :class:`FrameTracker`).  Returns problems
+    in source order of detection.  Valid Luau produces none when ``ifexprs`` comes from a
+    parse of the same tokens; callers report a problem only where the parser also found an
+    error (:class:`luaguard.checks.structure.StructureCheck`).
     """
-    machine = _Analysis(lines)
+    machine = _Analysis(lines, ifexprs)
     eof = machine.run(tokens)
     stack = machine.stack
     if eof is not None:

@@ -193,11 +193,28 @@ class RobloxApi:
         return cached
 
     def datatype_member(self, name: str, member: str) -> Member | None:
-        return self.datatype_members(name).get(member)
+        """Member ``member`` of data type ``name``, or ``None``.  Roblox still accepts the
+        lower-case spellings its data types had before the API was capitalised
+        (``cframe.lookVector``, ``v.magnitude``, ``cframe.p`` for ``Position``): such an
+        alias gives the member it stands for (the API data lists the current names only).
+        """
+        members = self.datatype_members(name)
+        got = members.get(member)
+        if got is None and member:
+            alias = _DATATYPE_ALIASES.get((name, member))
+            if alias is None and member[0].islower():
+                alias = member[0].upper() + member[1:]
+            if alias is not None:
+                got = members.get(alias)
+        return got
 
     def enum_items(self, enum_name: str) -> tuple[str, ...] | None:
         """Items of ``Enum.<enum_name>`` or ``None`` when there is no such enum."""
         return self.enums.get(enum_name)
+
+
+#: Deprecated data type members that are not a lower-case spelling of the current one.
+_DATATYPE_ALIASES = {("CFrame", "p"): "Position"}
 
 
 def _read_api_file(path: Path) -> RobloxApi:

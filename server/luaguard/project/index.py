@@ -106,6 +106,8 @@ class ProjectIndex:
     _builder: RojoBuilder | None = field(default=None, repr=False)
     _lazy_services: dict[str, Instance] = field(default_factory=dict, repr=False)
     _local_player: Instance | None = field(default=None, repr=False)
+    _mapped_dirs: frozenset[str] | None = field(default=None, repr=False)
+    _wally_cache: dict = field(default_factory=dict, repr=False)
 
     # --- files ------------------------------------------------------------------------------------
     def _rel(self, path: str | Path) -> str:
@@ -130,6 +132,61 @@ class ProjectIndex:
     def instances_for_file(self, path: str | Path) -> list[Instance]:
         """Instances defined by the file at ``path`` (absolute or root-relative, ``/`` or ``\\``)."""
         return list(self.file_instances.get(self._rel(path), ()))
+
+    def maps_path(self, path: str | Path) -> bool:
+        """Does the project put the file at ``path`` into its instance tree - a file it
+        maps now, or a file (existing or not) inside a directory synced into the tree
+        (Rojo's ``$path`` directories and their subdirectories)?  For a sourcemap, a file
+        beside a file it lists.  False for files outside the project's tree (test runners,
+        build or Lune scripts, vendored copies the project does not sync)."""
+        rel = self._rel(path)
+        if rel in self.file_instances:
+            return True
+        b = self._builder
+        level = posixpath.dirname(rel)
+        if b is not None:
+            while True:
+                if level in b.holders:
+                    return True
+                if not level or level == posixpath.dirname(level):
+                    return False
+                level = posixpath.dirname(level)
+        dirs = self._mapped_dirs
+        if dirs is None:
+            dirs = self._mapped_dirs = frozenset(posixpath.dirname(f) for f in self.file_instances)
+        return level in dirs
+
+    def wally_siblings(self, node: Instance) -> frozenset[str]:
+        """Names that exist under ``node`` at run time because a Wally package among its
+        children depends on them: Wally installs a package's dependencies beside it (the
+        keys of ``[dependencies]``, ``[server-dependencies]`` and ``[dev-dependencies]`` in
+        the ``wally.toml`` of a child synced from a directory), so a package's own code
+        reaches them as ``script.Parent.Signal``.  Read once per node; unreadable or
+        malformed files add nothing."""
+        cache = self._wally_cache
+        got = cache.get(id(node))
+        if got is not None and got[0] is node:
+            return got[1]
+        import tomllib
+
+        names: set[str] = set()
+        for child in node.all_children():
+            if child.dir_path is None:
+                continue
+            path = self.root_dir / child.dir_path / "wally.toml"
+            try:
+                data = tomllib.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            for section in ("dependencies", "server-dependencies", "dev-dependencies"):
+                deps = data.get(section)
+                if isinstance(deps, dict):
+                    names.update(k for k in deps if isinstance(k, str))
+        result = frozenset(names)
+        if len(cache) > 4096:
+            cache.clear()
+        cache[id(node)] = (node, result)
+        return result
 
     def file_for_instance(self, inst: Instance) -> str | None:
         """The root-relative path of the file that defines ``inst`` (a script's source, a
@@ -262,6 +319,8 @@ class ProjectIndex:
         if not rels:
             return
         self._local_player = None
+        self._mapped_dirs = None
+        self._wally_cache = {}
         if self.kind == "none":
             if any("/" not in r and (r.endswith((".project.json", ".project.jsonc")) or r == "sourcemap.json")
                    for r in rels):
@@ -372,6 +431,8 @@ class ProjectIndex:
             setattr(self, name, getattr(fresh, name))
         self._lazy_services = {}
         self._local_player = None
+        self._mapped_dirs = None
+        self._wally_cache = {}
 
     # explicit discovery choices, remembered for rebuilds
     _explicit_project: str | None = field(default=None, repr=False)
@@ -545,6 +606,19 @@ def load_project(root_dir: Path | str, *, project_file: str | None = None, sourc
     )
     index._explicit_project = project_file
     index._explicit_sourcemap = sourcemap_file
+    return index
+
+
+def empty_project(api: RobloxApi | None = None) -> ProjectIndex:
+    """The index for Luau text that belongs to no project (a loose file): kind ``"none"``,
+    an empty open ``DataModel`` - services, classes and members are still known, so
+    ``game:GetService("Playerz")`` is still a mistake, but no child is certain."""
+    api = api or load_api()
+    tree_root = Instance("game", "DataModel", open_reason=NO_PROJECT_REASON)
+    index = ProjectIndex(root_dir=Path.cwd(), project_file=None, kind="none", root=tree_root, datamodel=tree_root,
+                         file_instances={}, problems=[], api=api)
+    index._explicit_project = None
+    index._explicit_sourcemap = None
     return index
 
 

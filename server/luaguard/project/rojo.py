@@ -605,6 +605,7 @@ def _valid_utf8(name: str) -> bool:
 OPEN_DEFAULT_IGNORE = "no $path: Rojo keeps instances it does not know ($ignoreUnknownInstances defaults to true)"
 OPEN_WORKSPACE = "Workspace holds parts, terrain and characters from the place itself"
 OPEN_RBXM = "model file {path}: its contents are not read"
+OPEN_RBXM_KNOWN = "part of model file {path}: what Studio saved, which scripts may add to"
 OPEN_MISSING = "$path {path} is missing from this checkout (installed or generated later?)"
 OPEN_UNSERVED_SERVICE = "service not described by the project"
 OPEN_ENGINE = "created by the engine"
@@ -1180,9 +1181,7 @@ class RojoBuilder:
         elif middleware == "rbxm":
             inst = Instance(iname, "Model", open_reason=OPEN_RBXM.format(path=rel), class_guessed=True)
         elif middleware == "rbxmx":
-            cls2 = self._rbxmx_class(rel)
-            inst = Instance(iname, cls2 or "Model", open_reason=OPEN_RBXM.format(path=rel),
-                            class_guessed=cls2 is None)
+            inst = self._rbxmx_model(rel, iname)
         elif middleware == "jsonModel":
             return self._json_model(rel, iname)
         elif middleware == "project":
@@ -1201,6 +1200,36 @@ class RojoBuilder:
                     meta_rel = posixpath.join(folder, meta_name) if folder else meta_name
                     self._apply_meta(meta_rel, inst, directory=False)
         return inst
+
+    def _rbxmx_model(self, rel: str, name: str) -> Instance:
+        """The instance an ``.rbxmx`` model file becomes: its first top-level ``<Item>``
+        (class), with the items nested in it as children (names from their ``Name``
+        property), read with the standard library's XML parser.  The nodes stay open: the
+        model is what Studio saved, and scripts may add to it.  A file over 8 MB, one that
+        is not well-formed, or more than 20,000 items: only the top item's class (or
+        ``Model``), children unknown."""
+        guessed = Instance(name, "Model", open_reason=OPEN_RBXM.format(path=rel), class_guessed=True)
+        path = self.abs(rel)
+        try:
+            if os.path.getsize(path) > 8 * 1024 * 1024:
+                cls = self._rbxmx_class(rel)
+                return Instance(name, cls, open_reason=OPEN_RBXM.format(path=rel)) if cls else guessed
+            root = _rbxmx_items(path)
+        except (OSError, ValueError, SyntaxError):  # ParseError is a SyntaxError
+            cls = self._rbxmx_class(rel)
+            return Instance(name, cls, open_reason=OPEN_RBXM.format(path=rel)) if cls else guessed
+        if root is None:
+            return guessed
+        reason = OPEN_RBXM_KNOWN.format(path=rel)
+
+        def build(item, inst_name: str) -> Instance:
+            cls_name, _own, kids = item
+            node = Instance(inst_name, cls_name, open_reason=reason)
+            for kid in kids:
+                node.add_child(build(kid, kid[1] or kid[0]))
+            return node
+
+        return build(root, name)
 
     def _rbxmx_class(self, rel: str) -> str | None:
         """Class of the first (top-level) ``<Item>`` of an ``.rbxmx`` file; reads at most 64 KiB."""
@@ -1472,3 +1501,49 @@ class RojoBuilder:
         name = posixpath.basename(rel)
         found = self._rule_for(rel, name, ctx)
         return found is not None and found[0] in _CONTENT_MIDDLEWARES
+
+
+_MAX_MODEL_ITEMS = 20_000
+
+
+def _rbxmx_items(path: str):
+    """``(class, name, children)`` of the first top-level ``<Item>`` of an ``.rbxmx``
+    file (Roblox's XML model format: ``<roblox><Item class="C"><Properties><string
+    name="Name">N</string>...</Properties><Item ...>...</Item></Item></roblox>``), or
+    ``None`` without one.  Raises ``ValueError`` past :data:`_MAX_MODEL_ITEMS` items and
+    the XML parser's ``ParseError`` for a malformed file."""
+    import xml.etree.ElementTree as ET
+
+    stack: list[list] = []
+    top = None
+    count = 0
+    in_props = 0
+    name_next = False
+    for event, el in ET.iterparse(path, events=("start", "end")):
+        tag = el.tag
+        if event == "start":
+            if tag == "Item":
+                count += 1
+                if count > _MAX_MODEL_ITEMS:
+                    raise ValueError("model too large")
+                stack.append([el.get("class") or "Model", "", []])
+            elif tag == "Properties":
+                in_props += 1
+            elif in_props and tag in ("string", "String") and el.get("name") == "Name":
+                name_next = True
+            continue
+        if tag == "Item":
+            item = stack.pop()
+            entry = (item[0], item[1], item[2])
+            if stack:
+                stack[-1][2].append(entry)
+            elif top is None:
+                top = entry
+            el.clear()
+        elif tag == "Properties":
+            in_props -= 1
+        elif name_next and tag in ("string", "String"):
+            if stack:
+                stack[-1][1] = el.text or ""
+            name_next = False
+    return top

@@ -4,7 +4,9 @@ The corpus is public code that nobody here wrote; it is never committed.  Each r
 of the manifest is fetched as a git snapshot first (the session's ``fetch`` tool puts it at
 ``<mirror>/<owner>+<name>/repo``); this script checks out the manifest's commit of each
 one with ``git archive`` into ``<cache>/<owner>+<name>/``, keeping only the manifest's
-``include`` prefixes where it names some.  Re-running is cheap: a repository already
+``include`` prefixes where it names some, and writes the manifest's ``luaguard_toml`` (the
+configuration a user of that repository would write: extra globals its C++ or Rust test
+harness defines) where it gives one.  Re-running is cheap: a repository already
 unpacked at the manifest's commit (``<cache>/<owner>+<name>/.corpus-commit``) is skipped.
 
 Usage::
@@ -75,6 +77,11 @@ def unpack_one(entry: dict, mirror: Path, cache: Path) -> str:
                 continue  # links stay out: the corpus is read, never executed or followed
             members.append(m)
         tar.extractall(dest, members=members, filter="data")
+    config = entry.get("luaguard_toml")
+    if config:
+        target = dest / config["dir"] / "luaguard.toml"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(f"# written by bench/corpus/unpack.py: {config['why']}\n" + config["text"], encoding="utf-8")
     stamp.write_text(entry["commit"] + "\n")
     return "unpacked"
 

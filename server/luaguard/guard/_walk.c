@@ -53,6 +53,7 @@
 #include <string.h>
 
 #define G_BAD (1 << 13)
+#define N_NUM_STATES 12 /* the number lexeme's value states (automaton.py's N_NUM_STATES) */
 #define TR_UNKNOWN (-7)
 #define MAX_DEPTH 4000 /* trie levels (token bytes); the Python walk's recursion limit too */
 #define STACK_PARTS 8
@@ -248,9 +249,9 @@ typedef struct {
     unsigned char *kw_word; /* per keyword-trie position: a whole keyword ends there */
     /* comments, strings, numbers: the phrase matchers' steps (callables), the comment
      * matcher's start, _number_next as a table (num_next) and the accepted value states */
-    PyObject *cm_step, *sm_step, *num_next, *cm_start_obj;
+    PyObject *cm_step, *sm_step, *num_next, *cm_start_obj, *cm_end, *bm_start_obj, *cm_run_obj;
     long cm_start;
-    unsigned char num_accept[11];
+    unsigned char num_accept[N_NUM_STATES];
 } Walker;
 
 
@@ -486,9 +487,18 @@ static inline long long class_in(PyObject *cmap, long long b) {
 
 enum { M_CODE = 0, M_IDENT = 1, M_NUM = 2, M_DASH = 3, M_DOT1 = 4, M_DOT2 = 5, M_COLON = 6, M_LBRACK = 7,
        M_STR = 9, M_LSTR = 10, M_LCMT = 13, M_BCMT = 14, M_CSTART = 11, M_CLB = 12, M_INTERP = 15, M_LBRACK_EQ = 8, M_LARG = 18, M_IARG = 21, M_AFTER = 20, M_NAME = 16, M_NSTR = 19, M_TILDE = 23 };
-enum { P_NONE = 0, P_PRE = 1, P_NAME = 2, P_CALLABLE = 3, P_VAL = 4, P_OTHER = 5, P_THEN_EXPR = 8, P_STRING = 10 };
-enum { K_CALL = 1, K_GROUP = 2, K_INDEX = 3, K_TABLE = 4, K_INTERP = 5 };
-enum { KIND_BRACKET = 1, A_CALL = 0, A_INDEX = 1 };
+enum { P_NONE = 0, P_PRE = 1, P_NAME = 2, P_CALLABLE = 3, P_VAL = 4, P_OTHER = 5, P_FUNCTION = 7, P_THEN_EXPR = 8,
+       P_STRING = 10, P_FNAME = 11 /* and after: headers, parameter lists, aliases, loops (Python) */ };
+enum { K_CALL = 1, K_GROUP = 2, K_INDEX = 3, K_TABLE = 4, K_INTERP = 5, K_FUNC = 9, K_PARAMS = 10, K_TBRACE = 14,
+       K_CTX = 17 };
+enum { KIND_BRACKET = 1, A_CALL = 0, A_INDEX = 1, A_STRCALL = 2 };
+#define TYPE_PREV 64 /* a comment's previous-token slot from it on: the comment is inside a type (Python) */
+#define TYPE_STR (-6)
+#define F_CMT 8
+#define F_CR 16
+#define F_DOTS 32
+#define F_KEPT (32 | 64 | 128) /* F_DOTS, F_TYPEKW, F_EXPORTKW: flags any byte reads */
+
 enum { C_BAD = 0, C_WS = 1, C_NL = 2, C_IDSTART = 3, C_DIGIT = 4 };
 #define NOVAL (-2)
 #define POISON (-1)
@@ -520,7 +530,9 @@ static const long C_LAYOUT[] = {M_CODE, M_IDENT, M_NUM, M_DASH, M_DOT1, M_DOT2, 
                                 0 /* S_Z */, 1 /* S_D */, 63 /* frames counted */, M_NAME, 1 /* F_IDENT */, M_NSTR,
                                 2 /* F_NSTR */, M_CSTART, M_CLB, 4 /* F_LCMT */, 8 /* F_BCMT */,
                                 8 /* END_RB */, 16 /* END_NL */, -1 /* BANNED */, 4 /* S_E */,
-                                M_LBRACK_EQ, 64 /* F_LSTR */, M_LARG, M_IARG, M_AFTER, KIND_BRACKET, A_CALL, A_INDEX};
+                                M_LBRACK_EQ, 64 /* F_LSTR */, M_LARG, M_IARG, M_AFTER, KIND_BRACKET, A_CALL, A_INDEX,
+                                P_FUNCTION, P_FNAME, TYPE_PREV, TYPE_STR, A_STRCALL, F_CMT, F_CR, F_DOTS, F_KEPT,
+                                K_FUNC, K_PARAMS, K_TBRACE, K_CTX, N_NUM_STATES};
 #define N_LAYOUT ((Py_ssize_t)(sizeof(C_LAYOUT) / sizeof(C_LAYOUT[0])))
 
 #define TI(t, i) PyTuple_GET_ITEM((t), (i))
@@ -649,7 +661,7 @@ static long pclass_of(PyObject *s) {
         int clean = 1;
         for (Py_ssize_t i = 0; i < n && clean; i++) {
             PyObject *f = TI(stack, i);
-            if (as_long(TI(f, 2)) || (as_long(TI(f, 0)) == K_TABLE && as_long(TI(f, 1))))
+            if (as_long(TI(f, 2)))
                 clean = 0;
         }
         if (clean)
@@ -668,7 +680,7 @@ static long pclass_of(PyObject *s) {
     else if (mode == M_CODE) {
         if (as_long(TI(s, 4)) != NOVAL)
             out |= 1L << 11;
-        if (as_long(TI(s, 3)))
+        if (as_long(TI(s, 3)) & ~F_KEPT)
             out |= 1L << 12;
     }
     return out;
@@ -711,6 +723,10 @@ static int code_step(Walker *w, PyObject *s, long b, PyObject **out) {
     long v = as_long(val);
     if (PyErr_Occurred())
         return -1;
+    /* headers, parameter lists, type aliases, loops' names, attributes, comment paragraphs,
+     * a `...` that must not stand alone, `type`/`export`: Python steps those */
+    if (prev >= P_FNAME || prev == P_FUNCTION || (flags & ~(F_WS | F_NL | F_IOPEN)) || b == 0x40)
+        return 0;
     if (flags & F_IOPEN) {
         if (b == 0x7B || b == 0x7D)
             return 1;
@@ -720,9 +736,9 @@ static int code_step(Walker *w, PyObject *s, long b, PyObject **out) {
     PyObject *z = small(0);
     if (cls == C_WS || cls == C_NL) {
         if (cls == C_NL) {
-            if (w->keep_flags || prev == P_PRE || prev == P_NAME)
+            if (w->keep_flags || prev == P_PRE || prev == P_NAME || prev == P_THEN_EXPR)
                 flags |= F_WS | F_NL;
-        } else if (prev == P_PRE || prev == P_NAME) {
+        } else if (prev == P_PRE || prev == P_NAME || prev == P_THEN_EXPR) {
             flags |= F_WS;
         }
         *out = state_of(small(M_CODE), z, small(prev), small(flags), val, stack, decl, numo, ifx, ev);
@@ -732,6 +748,8 @@ static int code_step(Walker *w, PyObject *s, long b, PyObject **out) {
     int callable_ = prev == P_NAME || prev == P_CALLABLE;
     Py_ssize_t n = PyTuple_GET_SIZE(stack);
     long topk = n ? as_long(TI(TI(stack, n - 1), 0)) : 0;
+    if (topk >= K_PARAMS)
+        return 0; /* a parameter list, `typeof(`, a projection's stand-in on top: Python */
     int in_brackets = n && (topk == K_CALL || topk == K_GROUP || topk == K_INDEX || topk == K_TABLE);
     int literal_in_brackets = (prev == P_STRING || prev == P_VAL) && in_brackets;
     if (literal_in_brackets &&
@@ -797,7 +815,7 @@ static int code_step(Walker *w, PyObject *s, long b, PyObject **out) {
     }
     if (b == 0x22 || b == 0x27) {
         st = callable_ ? (Py_INCREF(stack), stack) : operand(after, stack);
-        long res = callable_ ? (v == POISON ? POISON : NOVAL) : LITERAL;
+        long res = callable_ ? NOVAL : LITERAL; /* a call's result: unknown to the linter */
         PyObject *p[6] = {small(b), z, small(w->sm_start), small(w->tstart), small(-1), small(res)};
         pay = st != NULL ? tuple_of(p, 6) : NULL;
         if (pay != NULL)
@@ -816,8 +834,8 @@ static int code_step(Walker *w, PyObject *s, long b, PyObject **out) {
         PyObject *frame;
         if (callable_) { /* a call, or a table argument (`f{...}`): the chain goes on */
             st = (Py_INCREF(stack), stack);
-            frame = b == 0x28 ? frame_of(K_CALL, small(v == POISON ? POISON : NOVAL), z, ifx)
-                              : frame_of(K_TABLE, z, z, ifx);
+            frame = b == 0x28 ? frame_of(K_CALL, small(NOVAL), z, ifx)
+                              : frame_of(K_TABLE, small(1), z, ifx); /* (res 1: its `}` ends a call) */
         } else {
             st = operand(after, stack);
             frame = b == 0x28 ? frame_of(K_GROUP, small(G_FRESH), z, ifx) : frame_of(K_TABLE, z, z, ifx);
@@ -861,7 +879,8 @@ static int code_step(Walker *w, PyObject *s, long b, PyObject **out) {
             if (pay != NULL)
                 *out = state_of(small(M_INTERP), pay, small(P_NONE), z, small(NOVAL), st, decl, z, TI(top, 3), ev);
         } else {
-            *out = state_of(small(M_CODE), z, small(P_VAL), z, small(NOVAL), st, decl, z, TI(top, 3), ev);
+            long after_table = topk == K_TABLE && as_long(TI(top, 1)) ? P_CALLABLE : P_VAL;
+            *out = state_of(small(M_CODE), z, small(after_table), z, small(NOVAL), st, decl, z, TI(top, 3), ev);
         }
         goto built;
     }
@@ -1221,8 +1240,8 @@ static int name_arg(Walker *w, PyObject *s, long b, long base, long kind, long a
 static int after_arg(Walker *w, PyObject *s, long b, PyObject **out) {
     *out = NULL;
     PyObject *pay = pay_of(s, 2), *stack = TI(s, 5), *z = small(0);
-    if (pay == NULL || !PyTuple_CheckExact(stack))
-        return 0;
+    if (pay == NULL || !PyTuple_CheckExact(stack) || as_long(TI(pay, 1)) == A_STRCALL)
+        return 0; /* (a string call's end: Python) */
     if (is_space(w, b)) {
         Py_INCREF(s);
         *out = s;
@@ -1307,6 +1326,35 @@ static int phrase_ask(Walker *w, int which, long ac, long b, long long *out) {
     return 1;
 }
 
+/* CommentMatcher.end of the line-comment matcher: may a comment end in state ac (no rule
+ * matches it as a whole)?  Asked once per state and kept in nkids (bits 62 and 61); 1 with
+ * *ok, 0 for a state this does not key, -1 with an exception */
+static int phrase_end(Walker *w, long ac, int *ok) {
+    if (ac < 0 || ac >= (1L << 30))
+        return 0;
+    long long key = (1LL << 62) | (1LL << 61) | ac, got;
+    if (!map_get(&w->nkids, key, &got)) {
+        PyObject *r = PyObject_CallFunction(w->cm_end, "l", ac);
+        if (r == NULL)
+            return -1;
+        got = PyObject_IsTrue(r);
+        Py_DECREF(r);
+        if (got < 0 || map_put(&w->nkids, key, got) < 0)
+            return -1;
+    }
+    *ok = (int)got;
+    return 1;
+}
+
+/* the line-comment matcher's step where a ban is read on (`[` and `=` right after `--`:
+ * Automaton._cm_step): 0 on BANNED */
+static int cm_step_on(Walker *w, long ac, long b, long long *out) {
+    int pa = phrase_ask(w, 0, ac, b, out);
+    if (pa == 1 && *out == -1)
+        *out = 0;
+    return pa;
+}
+
 /* a new state: s with mode and payload replaced (payload stolen) */
 static PyObject *with_pay(PyObject *s, long mode, PyObject *pay) {
     if (pay == NULL)
@@ -1317,9 +1365,12 @@ static PyObject *with_pay(PyObject *s, long mode, PyObject *pay) {
     return out;
 }
 
-/* Automaton._end_comment: code after a line break that ends a comment */
-static PyObject *end_comment(PyObject *s) {
-    PyObject *f = PyLong_FromLong(as_long(TI(s, 3)) | F_WS | F_NL);
+/* Automaton._end_comment for a line comment: code after the line break b that ends it (F_CMT:
+ * a comment on the next line continues the paragraph; F_CR: the break was a \r) */
+static PyObject *end_comment(PyObject *s, long b) {
+    long flags = as_long(TI(s, 3)) | F_WS | F_NL | F_CMT;
+    flags = b == 13 ? (flags | F_CR) : (flags & ~F_CR);
+    PyObject *f = PyLong_FromLong(flags);
     if (f == NULL)
         return NULL;
     PyObject *out = state_of(small(M_CODE), small(0), TI(s, 2), f, TI(s, 4), TI(s, 5), TI(s, 6), TI(s, 7), TI(s, 8),
@@ -1335,16 +1386,19 @@ static PyObject *end_comment(PyObject *s) {
  * result. */
 static int comment_step(Walker *w, PyObject *s, long mode, long b, PyObject **out) {
     *out = NULL;
-    if (w->cm_step == NULL)
-        return 0;
+    if (w->cm_step == NULL || as_long(TI(s, 2)) >= TYPE_PREV)
+        return 0; /* (a comment inside a type ends back in the type: Python) */
     PyObject *pay = TI(s, 1);
     long long nac;
     int pa;
-    long ac = w->cm_start; /* the matcher's state the byte is read in (M_CSTART: its start) */
-    if (mode == M_LCMT) {
+    long ac = 0; /* the matcher's state the byte is read in */
+    if (mode == M_LCMT || mode == M_CSTART) { /* (M_CSTART: the start for the comment's context) */
+        if (!PyLong_CheckExact(pay))
+            return 0;
         ac = as_long(pay);
-    } else if (mode == M_CSTART && b == 0x5B) {
-        if ((pa = phrase_ask(w, 0, ac, b, &nac)) != 1)
+    }
+    if (mode == M_CSTART && b == 0x5B) {
+        if ((pa = cm_step_on(w, ac, b, &nac)) != 1)
             return pa;
         PyObject *p[2] = {small(0), PyLong_FromLongLong(nac)};
         PyObject *np = p[1] != NULL ? tuple_of(p, 2) : NULL;
@@ -1356,7 +1410,7 @@ static int comment_step(Walker *w, PyObject *s, long mode, long b, PyObject **ou
         long n = as_long(TI(pay, 0));
         ac = as_long(TI(pay, 1));
         if (b == 0x3D && n < 32) {
-            if ((pa = phrase_ask(w, 0, ac, b, &nac)) != 1)
+            if ((pa = cm_step_on(w, ac, b, &nac)) != 1)
                 return pa;
             PyObject *p[2] = {PyLong_FromLong(n + 1), PyLong_FromLongLong(nac)};
             PyObject *np = p[0] != NULL && p[1] != NULL ? tuple_of(p, 2) : NULL;
@@ -1365,12 +1419,24 @@ static int comment_step(Walker *w, PyObject *s, long mode, long b, PyObject **ou
             return put(out, with_pay(s, M_CLB, np));
         }
         if (b == 0x5B) {
-            PyObject *p[3] = {TI(pay, 0), small(-1), w->cm_start_obj};
+            PyObject *stack = TI(s, 5);
+            for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(stack); i++) {
+                long k = as_long(TI(TI(stack, i), 0));
+                if (k == K_TBRACE || k == K_CTX)
+                    return 0; /* (perhaps in a table type: Python decides the context) */
+            }
+            PyObject *p[3] = {TI(pay, 0), small(-1), w->bm_start_obj};
             return put(out, with_pay(s, M_BCMT, tuple_of(p, 3)));
         }
     }
-    if (b == 10 || b == 13)
-        return put(out, end_comment(s));
+    if (b == 10 || b == 13) {
+        int ok;
+        if ((pa = phrase_end(w, ac, &ok)) != 1)
+            return pa;
+        if (!ok)
+            return 1; /* the comment is a placeholder as a whole */
+        return put(out, end_comment(s, b));
+    }
     if ((pa = phrase_ask(w, 0, ac, b, &nac)) != 1)
         return pa;
     if (nac == -1)
@@ -1438,6 +1504,8 @@ static int string_step(Walker *w, PyObject *s, long b, PyObject **out) {
         }
     }
     if (b == quote) {
+        if (as_long(res) == TYPE_STR)
+            return 0; /* (a string type: back to the type, Python) */
         int lit = as_long(res) == LITERAL;
         return put(out, state_of(small(M_CODE), z, small(lit ? P_STRING : P_CALLABLE), z, lit ? small(NOVAL) : res, TI(s, 5),
                         TI(s, 6), z, TI(s, 8), TI(s, 9)));
@@ -1523,9 +1591,11 @@ static int pending_step(Walker *w, PyObject *s, long mode, long b, PyObject **ou
     PyObject *ev = TI(s, 9), *z = small(0);
     if (!plain_state(s) || !PyTuple_CheckExact(TI(s, 5)))
         return 0;
-    long prev = as_long(TI(s, 2)), flags = as_long(TI(s, 3)), val = as_long(TI(s, 4));
+    long prev = as_long(TI(s, 2)), flags = as_long(TI(s, 3));
     if (PyErr_Occurred())
         return -1;
+    if (prev >= P_FNAME || prev == P_FUNCTION || (flags & F_KEPT))
+        return 0; /* (headers, parameter lists ...: Python) */
     int after = after_expr(prev);
     if (mode == M_DOT1) {
         if (b == 0x2E)
@@ -1546,10 +1616,12 @@ static int pending_step(Walker *w, PyObject *s, long mode, long b, PyObject **ou
         return put(out, r);
     }
     if (mode == M_DOT2) {
-        if (b == 0x2E) { /* `...`: a vararg only where the linter's placeholder rule accepts it */
-            if (!((prev == P_PRE && !(flags & F_NL)) || (prev == P_NAME && !(flags & F_WS) && val < 0)))
+        if (b == 0x2E) { /* `...`: where an expression may start (Automaton._dot2) */
+            if (prev != P_PRE && prev != P_THEN_EXPR)
                 return 1;
-            PyObject *st = prev != P_NAME ? chain_step(TI(s, 5), 0) : (Py_INCREF(TI(s, 5)), TI(s, 5));
+            if (flags & F_NL)
+                return 0; /* (alone on its line unless the function declares `...`: Python) */
+            PyObject *st = chain_step(TI(s, 5), 0);
             if (st == NULL)
                 return -1;
             PyObject *r = state_of(small(M_CODE), z, small(P_VAL), z, small(NOVAL), st, Py_None, z, TI(s, 8), ev);
@@ -1559,10 +1631,18 @@ static int pending_step(Walker *w, PyObject *s, long mode, long b, PyObject **ou
         return b == 0x3D ? put(out, after_operator(s, P_PRE)) : 0;
     }
     if (mode == M_DASH) {
-        if (b == 0x2D) /* `--`: a value before a comment can no longer be indexed reliably */
-            return put(out, state_of(small(M_CSTART), z, TI(s, 2), TI(s, 3),
-                                     prev == P_NAME || prev == P_CALLABLE ? small(POISON) : TI(s, 4), TI(s, 5), Py_None,
-                                     TI(s, 7), TI(s, 8), ev));
+        if (b == 0x2D) { /* `--`: a comment, whose matcher starts at its context's state */
+            PyObject *stack = TI(s, 5);
+            for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(stack); i++) {
+                long k = as_long(TI(TI(stack, i), 0));
+                if (k == K_TBRACE || k == K_CTX)
+                    return 0; /* (perhaps in a table type: Python decides the context) */
+            }
+            if (w->cm_start_obj == NULL)
+                return 0;
+            return put(out, state_of(small(M_CSTART), flags & F_CMT ? w->cm_run_obj : w->cm_start_obj, TI(s, 2),
+                                     TI(s, 3), TI(s, 4), stack, Py_None, TI(s, 7), TI(s, 8), ev));
+        }
         if (b == 0x3E)
             return put(out, after_operator(s, P_OTHER));
         return b == 0x3D ? put(out, after_operator(s, P_PRE)) : 0;
@@ -1581,7 +1661,7 @@ static int number_step(Walker *w, PyObject *s, long b, PyObject **out) {
         return -1;
     if (ph < 0 || ph > 2 || sem < 0 || sem > 10)
         return 0;
-    long nx = as_long(PyTuple_GET_ITEM(w->num_next, (ph * 11 + sem) * 256 + b));
+    long nx = as_long(PyTuple_GET_ITEM(w->num_next, (ph * N_NUM_STATES + sem) * 256 + b));
     if (nx == -1 && PyErr_Occurred())
         return -1;
     if (nx == -9) { /* the number ends */
@@ -1712,21 +1792,45 @@ static PyObject *project_state(PyObject *s, long keep, long ends, long drop) {
     long under = n > m ? as_long(TI(TI(stack, n - m - 1), 0)) : 0;
     /* below the kept frames, one stand-in frame when they are inside brackets */
     int below = under == K_CALL || under == K_GROUP || under == K_INDEX || under == K_TABLE;
-    PyObject *st = PyTuple_New(m + below);
+    /* and, below it, one that says the innermost function (dropped) declares `...`
+     * (_context_bits; stacks with types or parameter lists are Python's: project_sid) */
+    int vctx = 0;
+    if (n > m) {
+        int kept_func = 0;
+        for (Py_ssize_t i = n - m; i < n && !kept_func; i++)
+            kept_func = as_long(TI(TI(stack, i), 0)) == K_FUNC;
+        for (Py_ssize_t i = n - m - 1; i >= 0 && !kept_func; i--) {
+            PyObject *f = TI(stack, i);
+            if (as_long(TI(f, 0)) == K_FUNC) {
+                vctx = (int)(as_long(TI(f, 1)) & 1);
+                break;
+            }
+        }
+    }
+    PyObject *st = PyTuple_New(m + below + vctx);
     if (st == NULL)
         return NULL;
-    if (below) {
-        PyObject *f = frame_of(K_CALL, small(0), small(0), small(0));
+    if (vctx) {
+        PyObject *f = frame_of(K_CTX, small(1), small(0), small(0));
         if (f == NULL) {
             Py_DECREF(st);
             return NULL;
         }
         PyTuple_SET_ITEM(st, 0, f);
     }
+    if (below) {
+        PyObject *f = frame_of(K_CALL, small(0), small(0), small(0));
+        if (f == NULL) {
+            Py_DECREF(st);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(st, vctx, f);
+    }
+    below += vctx;
     for (Py_ssize_t i = 0; i < m; i++) {
         PyObject *f = TI(stack, n - m + i);
         long k = as_long(TI(f, 0));
-        PyObject *r = (drop & 8) || k == K_TABLE ? small(0) : TI(f, 1);
+        PyObject *r = (drop & 8) && (k == K_CALL || k == K_GROUP || k == K_INDEX) ? small(0) : TI(f, 1);
         PyObject *nf;
         if (r == TI(f, 1) && as_long(TI(f, 2)) == 0) { /* the frame as it is */
             nf = f;
@@ -1745,7 +1849,7 @@ static PyObject *project_state(PyObject *s, long keep, long ends, long drop) {
             if (drop & 1)
                 val = small(NOVAL);
             if (drop & 2)
-                flags = small(0);
+                flags = small(as_long(flags) & F_KEPT);
         } else if (drop & 4) {
             if (mode == M_IDENT && as_long(TI(pay, 1)) != NOVAL) {
                 Py_DECREF(npay);
@@ -1787,6 +1891,17 @@ static PyObject *project_state(PyObject *s, long keep, long ends, long drop) {
     return r;
 }
 
+/* is every frame of stack one the compiled projection handles (no type, parameter list or
+ * stand-in: Automaton.project's _keep_types and _context_bits are Python's)? */
+static int c_stack(PyObject *stack) {
+    if (!PyTuple_CheckExact(stack))
+        return 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(stack); i++)
+        if (as_long(TI(TI(stack, i), 0)) >= K_PARAMS)
+            return 0;
+    return 1;
+}
+
 /* the id of state sid projected with (normalised) arguments keep, ends and drop into *out,
  * the projection computed here (compiled steps on) or by fallback(sid, key) (a call-back
  * into Python: _StateTables.gproj_miss or trunc_miss); 0, or -1 with an exception */
@@ -1795,7 +1910,7 @@ static int project_sid(Walker *w, long long sid, long long keep, long long ends,
     if (w->auto_states == NULL || sid >= PyList_GET_SIZE(w->auto_states))
         return call_ll(fallback, sid, key, 2, out);
     PyObject *s = PyList_GET_ITEM(w->auto_states, sid);
-    if (!PyTuple_CheckExact(s) || PyTuple_GET_SIZE(s) != 10)
+    if (!PyTuple_CheckExact(s) || PyTuple_GET_SIZE(s) != 10 || !c_stack(TI(s, 5)))
         return call_ll(fallback, sid, key, 2, out);
     PyObject *p = project_state(s, (long)keep, (long)ends, (long)drop);
     if (p == NULL)
@@ -2154,7 +2269,7 @@ static inline PyObject **ref_slot(Walker *w, int i) {
 
 /* the references the compiled steps hold (init_auto) */
 #define AUTO_REFS(X) X(auto_states) X(auto_ids) X(kw_next) X(name_child) X(name_end) X(cm_step) X(sm_step) \
-    X(num_next) X(cm_start_obj) X(arg_table)
+    X(num_next) X(cm_start_obj) X(arg_table) X(cm_end) X(bm_start_obj) X(cm_run_obj)
 
 static void clear_auto(Walker *w) {
 #define AUTO_CLEAR(f) Py_CLEAR(w->f);
@@ -2283,17 +2398,23 @@ static int init_auto(Walker *w, PyObject *aut) {
         Py_INCREF(atab);
         w->arg_table = atab;
     }
-    /* comments, strings, numbers: cm_step, sm_step (callables), cm_start (int), num_next (a
-     * tuple of 3 * 11 * 256 ints), num_accept (bytes of 11); all or none */
+    /* comments, strings, numbers: cm_step, cm_end, sm_step (callables), cm_start and cm_run (the
+     * line-comment matcher's states after the context byte of a plain line comment and of
+     * one that continues a comment paragraph), bm_start (the block-comment matcher's after
+     * a block comment's context byte), num_next (a tuple of 3 * N_NUM_STATES * 256 ints),
+     * num_accept (bytes of N_NUM_STATES); all or none */
     PyObject *cms = PyDict_GetItemString(aut, "cm_step"), *sms2 = PyDict_GetItemString(aut, "sm_step");
     PyObject *cmst = PyDict_GetItemString(aut, "cm_start"), *nn = PyDict_GetItemString(aut, "num_next");
-    PyObject *na = PyDict_GetItemString(aut, "num_accept");
+    PyObject *na = PyDict_GetItemString(aut, "num_accept"), *cme = PyDict_GetItemString(aut, "cm_end");
+    PyObject *bms = PyDict_GetItemString(aut, "bm_start"), *cmr = PyDict_GetItemString(aut, "cm_run");
     if (cms != NULL || sms2 != NULL || cmst != NULL || nn != NULL || na != NULL) {
         if (cms == NULL || !PyCallable_Check(cms) || sms2 == NULL || !PyCallable_Check(sms2) || cmst == NULL ||
-            nn == NULL || !PyTuple_CheckExact(nn) || PyTuple_GET_SIZE(nn) != 3 * 11 * 256 || na == NULL ||
-            !PyBytes_CheckExact(na) || PyBytes_GET_SIZE(na) != 11) {
+            nn == NULL || !PyTuple_CheckExact(nn) || PyTuple_GET_SIZE(nn) != 3 * N_NUM_STATES * 256 || na == NULL ||
+            !PyBytes_CheckExact(na) || PyBytes_GET_SIZE(na) != N_NUM_STATES || cme == NULL || !PyCallable_Check(cme) ||
+            bms == NULL || !PyLong_CheckExact(bms) || cmr == NULL || !PyLong_CheckExact(cmr)) {
             PyErr_SetString(PyExc_TypeError,
-                            "Walker: auto's cm_step, sm_step, cm_start, num_next and num_accept are of the wrong type");
+                            "Walker: auto's cm_step, cm_end, sm_step, cm_start, cm_run, bm_start, num_next and "
+                            "num_accept are of the wrong type");
             return -1;
         }
         w->cm_start = PyLong_AsLong(cmst);
@@ -2307,16 +2428,22 @@ static int init_auto(Walker *w, PyObject *aut) {
             long v = PyLong_AsLong(PyTuple_GET_ITEM(nn, i));
             if (v == -1 && PyErr_Occurred())
                 return -1;
-            if (v != -9 && (v < 0 || (v >> 8) > 2 || (v & 255) > 11)) {
+            if (v != -9 && (v < 0 || (v >> 8) > 2 || (v & 255) > N_NUM_STATES)) {
                 PyErr_SetString(PyExc_ValueError, "Walker: num_next holds an entry out of range");
                 return -1;
             }
         }
-        memcpy(w->num_accept, PyBytes_AS_STRING(na), 11);
+        memcpy(w->num_accept, PyBytes_AS_STRING(na), N_NUM_STATES);
         Py_INCREF(cms);
         Py_INCREF(sms2);
         Py_INCREF(nn);
         Py_INCREF(cmst);
+        Py_INCREF(cme);
+        Py_INCREF(bms);
+        Py_INCREF(cmr);
+        w->cm_end = cme;
+        w->bm_start_obj = bms;
+        w->cm_run_obj = cmr;
         w->cm_start_obj = cmst;
         w->cm_step = cms;
         w->sm_step = sms2;
@@ -2529,6 +2656,9 @@ static PyObject *Walker_project(Walker *w, PyObject *const *args, Py_ssize_t nar
         PyErr_SetString(PyExc_ValueError, "project: no compiled steps, or a state id out of range");
         return NULL;
     }
+    PyObject *st = PyList_GET_ITEM(w->auto_states, v[0]);
+    if (!PyTuple_CheckExact(st) || PyTuple_GET_SIZE(st) != 10 || !c_stack(TI(st, 5)))
+        Py_RETURN_NONE; /* (projected by Python: project_sid's fallback) */
     long long out;
     if (project_sid(w, v[0], v[1], v[2], v[3], Py_None, 0, &out) < 0)
         return NULL;
@@ -2549,7 +2679,8 @@ static PyMethodDef Walker_methods[] = {
      "-1 when rejected; interned in the engine's tables), None where Python steps it (tests)."},
     {"project", (PyCFunction)(void (*)(void))Walker_project, METH_FASTCALL,
      "project(sid, keep, ends, drop) -> int: the id of state sid projected by the walker itself (Automaton.project; "
-     "interned in the engine's tables), for tests; ValueError without compiled steps."},
+     "interned in the engine's tables), None for a state it leaves to Python (types, parameter lists), for tests; "
+     "ValueError without compiled steps."},
     {"csteps", (PyCFunction)Walker_csteps, METH_NOARGS,
      "csteps() -> int: automaton steps made by the walker itself (code_step) since the last call, and reset."},
     {"entries", (PyCFunction)Walker_entries, METH_NOARGS,

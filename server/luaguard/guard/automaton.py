@@ -65,16 +65,27 @@ from .brackets import (
     BRACKETS,
     K_BLOCK,
     K_CALL,
+    K_CTX,
+    K_FUNC,
     K_GROUP,
     K_INDEX,
     K_INTERP,
     K_LOOP,
+    K_PARAMS,
     K_REPEAT,
     K_TABLE,
+    K_TANGLE,
+    K_TBRACE,
+    K_TBRACK,
+    K_TPAREN,
+    K_TYPE,
+    K_TYPEOF,
+    TYPE_KINDS,
 )
 from .numbers import ID_TRIGGERS, IdSet
 from .paths import KIND_BRACKET, KIND_DOT, KIND_METHOD, NOVAL, POISON, PathSpace
-from .placeholders import BANNED, PhraseMatcher, comment_matcher, string_matcher
+from ..checks.placeholders import CTX_BLOCK, CTX_LINE, CTX_RUN, CTX_TYPE, CTX_TYPE_BLOCK
+from .placeholders import BANNED, PhraseMatcher, block_matcher, comment_matcher, string_matcher
 
 __all__ = ["ATTACH_MAYBE", "GEN", "KEYWORDS", "LENIENT", "Automaton", "initial_state"]
 
@@ -83,12 +94,36 @@ MODE, PAY, PREV, FLAGS, VAL, STACK, DECL, NUM, IFX, EV = range(10)
 
 (M_CODE, M_IDENT, M_NUM, M_DASH, M_DOT1, M_DOT2, M_COLON, M_LBRACK, M_LBRACK_EQ, M_STR, M_LSTR,
  M_CSTART, M_CLB, M_LCMT, M_BCMT, M_INTERP, M_NAME, M_LPAREN, M_LARG, M_NSTR, M_AFTER, M_IARG,
- M_DIGITS, M_TILDE, M_EQ) = range(25)
+ M_DIGITS, M_TILDE, M_EQ, M_TYPE, M_ATTR) = range(27)
 
 (P_NONE, P_PRE, P_NAME, P_CALLABLE, P_VAL, P_OTHER, P_LOCAL, P_FUNCTION, P_THEN_EXPR,
  P_THEN_STMT, P_STRING) = range(11)
+# previous-token classes of the parts of Luau that are not expressions (Luau's grammar,
+# Ast/src/Parser.cpp: parseFunctionBody, parseBindingList, parseTypeAlias, parseFor): in a
+# function header a name (P_FNAME), after its `.`/`:` (P_FDOT), after its generic parameters
+# (P_FGEN); in a parameter list after `(` (P_PARAM0) or `,` (P_PARAM), after a parameter's
+# name (P_PNAME), `...` (P_PDOTS) or type (P_PTYPED); after the list's `)` (P_PEND); a type
+# alias's name (P_TALIAS) and generic parameters (P_TALIASG); a `for` loop's variables
+# (P_FOR after `for` or `,`, P_FORNAME after a name).  The C steps leave these to Python.
+(P_FNAME, P_FDOT, P_FGEN, P_PARAM0, P_PARAM, P_PNAME, P_PDOTS, P_PTYPED, P_PEND, P_TALIAS, P_TALIASG,
+ P_FOR, P_FORNAME) = range(11, 24)
+#: in a comment's state (its previous-token slot), ``TYPE_PREV + phase``: the comment is inside
+#: a type, reading goes back to the type at that phase when it ends
+TYPE_PREV = 64
 LITERAL = -5  # string payload `res` of a string literal (not a call argument)
+TYPE_STR = -6  # string payload `res` of a string singleton type ("on" in `mode: "on" | "off"`)
 F_WS, F_NL, F_IOPEN = 1, 2, 4
+#: a line comment ended the previous line (the next ``--`` continues a comment paragraph:
+#: the linter's ``CTX_RUN``); and that comment ended at a ``\r`` whose ``\n`` is still to come
+F_CMT, F_CR = 8, 16
+#: after `...` that is a placeholder unless something follows on its line (not `,` or `;`)
+F_DOTS = 32
+#: after the name `type` / `export` where a statement starts (a type alias may follow)
+F_TYPEKW, F_EXPORTKW = 64, 128
+#: flags the mask walk may drop where the next byte cannot read them (see project); the others
+#: are read by bytes of any kind and are kept
+F_SPACING = F_WS | F_NL
+F_KEPT = F_DOTS | F_TYPEKW | F_EXPORTKW
 
 G_FRESH, G_CHAIN, G_IMPURE = -10, -11, -12
 
@@ -100,10 +135,13 @@ N_NONE, N_IDNAME, N_IDVALUE = 0, 1, 2
 
 # number lexeme phases and value states
 PH1, PHE, PHT = 0, 1, 2
-S_Z, S_D, S_F0, S_F, S_E, S_ES, S_ED, S_HX, S_H, S_BX, S_B = range(11)
-_NUM_ACCEPT = frozenset({S_Z, S_D, S_F0, S_F, S_ED, S_H, S_B})
+S_Z, S_D, S_F0, S_F, S_E, S_ES, S_ED, S_HX, S_H, S_BX, S_B, S_I = range(12)
+N_NUM_STATES = 12
+_NUM_ACCEPT = frozenset({S_Z, S_D, S_F0, S_F, S_ED, S_H, S_B, S_I})
 
-A_CALL, A_INDEX = 0, 1
+#: after a lookup's name string: a call's `(`...`)` argument, an index's, or a call with a
+#: string argument and no parentheses (`x:WaitForChild "Name"`)
+A_CALL, A_INDEX, A_STRCALL = 0, 1, 2
 # bytes that can end a string or comment (for :meth:`Automaton.project`)
 END_DQ, END_SQ, END_BT, END_RB, END_NL = 1, 2, 4, 8, 16
 ENDS_ALL = 31
@@ -112,13 +150,30 @@ _TEXT_MODES = frozenset({M_STR, M_LSTR, M_LCMT, M_BCMT, M_INTERP})
 F_IDENT, F_NSTR, F_LCMT, F_BCMT, F_DQ, F_SQ, F_LSTR, F_INTERP, F_BLANK = 1, 2, 4, 8, 16, 32, 64, 128, 256
 F_ALL = 511
 ATTACH_MAYBE = -3  # identifier text unknown to the automaton: indexing it is rejected
-# identifier payload bits
+# identifier payload bits; an identifier of a type keeps its phase in bits 8 and up
 I_JUXT, I_EXPRPOS, I_AFTER_STRING = 1, 2, 4
+I_TYPE, I_FHEAD, I_PARAM, I_FORVAR, I_ALIAS, I_AFTER_EXPORT = 8, 16, 32, 64, 128, 256
+I_CONTEXT = I_TYPE | I_FHEAD | I_PARAM | I_FORVAR | I_ALIAS
+I_PHASE_SHIFT = 10
+
+# type phases (the payload of M_TYPE, bits 0-4; bits 5-6: a pending `.` (1), `..` (2) or `-` (3))
+(TP_EXPECT, TP_NAME, TP_DOT, TP_DONE, TP_PDONE, TP_FIELD, TP_FNAME, TP_FRW, TP_KEYCOLON, TP_GPARAM, TP_GAFTER,
+ TP_GPACK, TP_PLIST, TP_PNAME, TP_TARG0, TP_TYPEOF) = range(16)
+#: phases in which a type is complete (a byte that cannot continue it ends it)
+_TP_COMPLETE = frozenset({TP_NAME, TP_DONE, TP_PDONE, TP_FNAME, TP_FRW, TP_PNAME})
+#: phases in which a type starts (`{`, `(`, a name, a string ...)
+_TP_START = frozenset({TP_EXPECT, TP_TARG0, TP_PLIST, TP_FIELD})
+# K_TANGLE's res: type arguments, or generic parameters of a function, a type alias or a
+# function type (where reading goes on after `>`)
+GA_ARGS, GA_FUNC, GA_ALIAS, GA_FNTYPE = 0, 1, 2, 3
 
 LENIENT = 1
 GEN = 2
 
 KEYWORDS = ["and", "break", "do", "else", "elseif", "end", "false", "for", "function", "if", "in", "local", "nil", "not", "or", "repeat", "return", "then", "true", "until", "while"]
+#: names with a meaning in some places (Luau's contextual keywords the guard reads): they are
+#: in the keyword trie, never in :data:`KEYWORDS`' answers (``_KW_AT``)
+CONTEXTUAL = ["type", "export", "typeof", "read", "write"]
 _KW_CLASS = {
     "and": P_PRE, "or": P_PRE, "not": P_PRE, "return": P_PRE, "in": P_PRE, "if": P_PRE, "elseif": P_PRE,
     "while": P_PRE, "until": P_PRE, "true": P_VAL, "false": P_VAL, "nil": P_VAL, "local": P_LOCAL,
@@ -129,7 +184,7 @@ _KW_CONTINUES_DECL = frozenset({"and", "or", "not", "function", "true", "false",
 # keyword trie: positions are indices into _KW_PREFIXES
 _KW_PREFIXES: list[str] = [""]
 _KW_INDEX: dict[str, int] = {"": 0}
-for _kw in KEYWORDS:
+for _kw in KEYWORDS + CONTEXTUAL:
     for _i in range(1, len(_kw) + 1):
         _p = _kw[:_i]
         if _p not in _KW_INDEX:
@@ -146,6 +201,7 @@ _KW_FOLLOW: dict[int, frozenset[int]] = {}
 for (_k, _c) in _KW_NEXT:
     _KW_FOLLOW[_k] = _KW_FOLLOW.get(_k, frozenset()) | {_c}
 _KW_AT: dict[int, str] = {_KW_INDEX[k]: k for k in KEYWORDS}
+_CTXW_AT: dict[int, str] = {_KW_INDEX[k]: k for k in CONTEXTUAL}
 #: frames of brackets, inside which no name may follow a string literal directly
 _BRACKET_KINDS = frozenset({K_CALL, K_GROUP, K_INDEX, K_TABLE})
 #: keywords that may follow an expression inside brackets
@@ -180,10 +236,13 @@ _HEX = frozenset(b"0123456789abcdefABCDEF")
 _DIGITS = frozenset(b"0123456789")
 _PRE_OPS = frozenset(b"+*/%^#<>=,")
 _TYPE_OPS = frozenset(b"&|?")
-_CLOSER_KINDS = {0x29: (K_CALL, K_GROUP), 0x5D: (K_INDEX,), 0x7D: (K_TABLE, K_INTERP)}
+_CLOSER_KINDS = {0x29: (K_CALL, K_GROUP, K_TYPEOF, K_PARAMS), 0x5D: (K_INDEX,), 0x7D: (K_TABLE, K_INTERP)}
 
 
 _MISSING = object()
+_FALLTHROUGH = object()  # Automaton._code_context: plain code rules apply
+#: previous-token classes after which `:` starts a type, and the class code goes on with after it
+_ANNOTATED = {P_PNAME: P_PTYPED, P_PDOTS: P_PTYPED, P_PEND: P_OTHER, P_FORNAME: P_FORNAME}
 
 
 #: Automaton.name_end's answers besides a value (``NE_*`` in ``_walk.c``)
@@ -266,14 +325,16 @@ def _c_tables() -> dict:
                    LITERAL, ATTACH_MAYBE, G_FRESH, G_CHAIN, G_IMPURE, F_WS, F_NL, F_IOPEN, I_JUXT, I_EXPRPOS,
                    I_AFTER_STRING, END_DQ, END_SQ, END_BT, F_DQ, F_SQ, F_INTERP, F_BLANK, N_NONE, PH1, S_Z, S_D, 63,
                    M_NAME, F_IDENT, M_NSTR, F_NSTR, M_CSTART, M_CLB, F_LCMT, F_BCMT, END_RB, END_NL, BANNED, S_E,
-                   M_LBRACK_EQ, F_LSTR, M_LARG, M_IARG, M_AFTER, KIND_BRACKET, A_CALL, A_INDEX),
+                   M_LBRACK_EQ, F_LSTR, M_LARG, M_IARG, M_AFTER, KIND_BRACKET, A_CALL, A_INDEX,
+                   P_FUNCTION, P_FNAME, TYPE_PREV, TYPE_STR, A_STRCALL, F_CMT, F_CR, F_DOTS, F_KEPT,
+                   K_FUNC, K_PARAMS, K_TBRACE, K_CTX, N_NUM_STATES),
         "kw_next": tuple(_KW_NEXT.get((k, b), -1) for k in range(n_kw) for b in range(256)),
         "idchar": bytes(int(c) for c in _IDCHAR),
         "kw_word": bytes(int(k in _KW_AT) for k in range(n_kw)),
         "num_next": tuple(-9 if nx is _NUM_END else (nx[0] << 8) | (nx[1] + 1)
-                          for nx in (_number_next(ph, sem, b) for ph in range(3) for sem in range(11)
+                          for nx in (_number_next(ph, sem, b) for ph in range(3) for sem in range(N_NUM_STATES)
                                      for b in range(256))),
-        "num_accept": bytes(int(sem in _NUM_ACCEPT) for sem in range(11)),
+        "num_accept": bytes(int(sem in _NUM_ACCEPT) for sem in range(N_NUM_STATES)),
     }
 
 
@@ -302,10 +363,14 @@ class Automaton:
         self.ids = ids
         self.stop = stop
         self.cm = comment_matcher()
+        self.bm = block_matcher()
         self.sm = string_matcher()
         self.tm = PhraseMatcher(ID_TRIGGERS) if ids is not None else None
         self._tstart = self.tm.start if self.tm is not None else -2
         self._keep_flags = stop == "line"
+        self._line_cstart = self.cm.ctx_start(CTX_LINE)
+        self._run_cstart = self.cm.ctx_start(CTX_RUN)
+        self._type_cstart = self.cm.ctx_start(CTX_TYPE)
         self._class_cache: dict[tuple, bytes] = {}
         self._word_templates: dict[tuple, bytes] = {}
         self._step_memo: dict[tuple, tuple | None] = {}
@@ -328,8 +393,8 @@ class Automaton:
             elif c == C_WS:
                 classes[b] = 0x20
             elif c == C_NL:
-                classes[b] = 0x0A
-            elif c == C_BAD:
+                classes[b] = b  # (`\n` and `\r` differ after a comment line: see F_CR)
+            elif c == C_BAD and b != 0x40:  # (`@` starts an attribute)
                 classes[b] = 0x00
         self._code_classes = bytes(classes)
 
@@ -364,8 +429,11 @@ class Automaton:
             "name_end": self.name_end,
             "arg_table": self.arg_table,
             "cm_step": self.cm.step,
+            "cm_end": self.cm.end,
             "sm_step": self.sm.step,
-            "cm_start": self.cm.start,
+            "cm_start": self._line_cstart,
+            "cm_run": self._run_cstart,
+            "bm_start": self.bm.ctx_start(CTX_BLOCK),
             **_c_tables(),
         }
 
@@ -432,8 +500,14 @@ class Automaton:
         open.)  A generation cut short (token limit, time budget) is trimmed back to such a
         point, so a half-written name or keyword is never left unchecked."""
         mode = s[MODE]
-        if mode == M_CODE or mode == M_LCMT or mode == M_CSTART or mode == M_CLB:
-            return True
+        if mode == M_CODE:
+            return not s[FLAGS] & F_DOTS  # (a `...` that would stand alone)
+        if mode == M_LCMT or mode == M_CSTART:
+            return self.cm.end(s[PAY])  # (a comment that is a placeholder as a whole)
+        if mode == M_CLB:
+            return self.cm.end(s[PAY][1])
+        if mode == M_TYPE:
+            return s[PAY] >> 5 == 0
         if mode == M_IDENT:
             done = self.cached_step(s, 0x0A)  # the identifier must be allowed where it stands
             return done is not None
@@ -467,7 +541,7 @@ class Automaton:
         out = min(len(stack), 63)
         if s[DECL] is None and not s[EV] and len(stack) < 63:
             for f in stack:
-                if f[2] or (f[0] == K_TABLE and f[1]):
+                if f[2]:
                     break
             else:
                 out |= PC_CLEAN
@@ -478,7 +552,7 @@ class Automaton:
         elif mode == M_CODE:
             if s[VAL] != NOVAL:
                 out |= 1 << 11
-            if s[FLAGS]:
+            if s[FLAGS] & ~F_KEPT:
                 out |= 1 << 12
         return out
 
@@ -505,23 +579,31 @@ class Automaton:
                     pay = pay[:3] + (1,)
                 return (mode, pay, P_NONE, 0, NOVAL, (), None, N_NONE, 0, ())
         stack = s[STACK]
+        if keep < len(stack):
+            keep = _keep_types(stack, keep)
         if keep <= 0 or not stack:
             st: tuple = ()
         elif drop & 8:
-            st = tuple((k, 0, 0, x) for k, _r, _g, x in stack[-keep:])
+            st = tuple((k, 0 if k in _VALUE_KINDS else r, 0, x) for k, r, _g, x in stack[-keep:])
         else:
-            st = tuple((k, r if k != K_TABLE else 0, 0, x) for k, r, _g, x in stack[-keep:])
-        if len(stack) > len(st) and stack[-len(st) - 1][0] in _BRACKET_KINDS:
-            # below the frames a token can close it still sees whether it is inside brackets
-            # (a name may not follow a string there): one stand-in frame that it never pops
-            st = _IN_BRACKETS + st
+            st = tuple((k, r, 0, x) for k, r, _g, x in stack[-keep:])
+        if len(stack) > len(st):
+            dropped = stack[: len(stack) - len(st)]
+            ctx = _context_bits(dropped, st)
+            if dropped[-1][0] in _BRACKET_KINDS:
+                # below the frames a token can close it still sees whether it is inside brackets
+                # (a name may not follow a string there): one stand-in frame that it never pops
+                st = _IN_BRACKETS + st
+            if ctx:
+                # and whether it is in a function that declares `...` or in a table type
+                st = ((K_CTX, ctx, 0, 0),) + st
         val, flags, pay = s[VAL], s[FLAGS], s[PAY]
         if drop:
             if mode == M_CODE:
                 if drop & 1:
                     val = NOVAL
                 if drop & 2:
-                    flags = 0
+                    flags &= F_KEPT
             elif drop & 4:
                 if mode == M_IDENT:
                     if pay[1] != NOVAL:
@@ -561,8 +643,8 @@ class Automaton:
         cannot end here (an unknown name in a closed table, a keyword in the wrong place).
         Computed as the step over a space, which changes nothing but the white-space flags."""
         e = self.step(s, 0x20)
-        if e is not None and e[MODE] == M_CODE and e[FLAGS]:
-            e = (M_CODE, 0, e[PREV], 0) + e[VAL:]
+        if e is not None and e[MODE] == M_CODE and e[FLAGS] & F_SPACING:
+            e = (M_CODE, 0, e[PREV], e[FLAGS] & ~F_SPACING) + e[VAL:]
         return e
 
     def delegate(self, s: tuple) -> tuple[tuple, bytes] | None:
@@ -578,6 +660,8 @@ class Automaton:
         previous token, the value, white space) share ``d``, so the mask walk computes the
         transitions they have in common once (tested byte by byte)."""
         mode = s[MODE]
+        if s[PREV] >= P_FNAME:
+            return None  # (headers and parameter lists: no shared continuation)
         if mode == M_DOT2:
             return self._binary_operator(s, 0), b".="
         if mode == M_DASH:
@@ -611,6 +695,10 @@ class Automaton:
         mode = s[MODE]
         if mode == M_CODE or mode == M_LPAREN or mode == M_LARG or mode == M_AFTER or mode == M_IARG:
             return F_BLANK
+        if mode == M_TYPE:
+            return F_BLANK if s[PAY] >> 5 == 0 else 0
+        if mode == M_ATTR:
+            return 0
         if mode == M_IDENT:
             return 0 if s[PAY][2] & I_AFTER_STRING else F_IDENT
         if mode == M_NAME:
@@ -650,18 +738,28 @@ class Automaton:
         and name strings, the text of strings, interpolated strings and line comments
         outside escapes and asset ids, for the walk's non-lenient steps)."""
         mode = s[MODE]
+        if mode >= M_TYPE or s[PREV] >= P_FNAME or s[PREV] == P_FUNCTION:
+            return None  # (types, headers and parameter lists: every byte on its own)
         if mode == M_CODE:
-            if s[NUM] == N_IDVALUE:
+            if s[NUM] == N_IDVALUE or (s[STACK] and s[STACK][-1][0] == K_PARAMS):
                 return None
             return self._code_classes
         if mode == M_IDENT:
-            key = (M_IDENT, s[PAY][0])
+            kw = s[PAY][0]
+            if s[PAY][2] & I_CONTEXT or kw in _CTXW_AT or _KW_AT.get(kw) in ("function", "for"):
+                return None  # (the word leads into a header, a type alias, a loop's names)
+            key = (M_IDENT, kw)
         elif mode == M_NAME:
             table, pos, started, _base, kw, _tail = s[PAY]
             key = (M_NAME, table if pos >= 0 or started != 1 else -1, pos, started, kw)
         elif mode == M_DOT1 or mode == M_COLON:
+            if (mode == M_COLON and s[DECL] is not None and s[DECL][0] == D_AFTER_NAME
+                    and len(s[STACK]) == s[DECL][3]):
+                return None  # `local x:` - a type follows
             key = self._after_index_key(s)
         elif mode == M_DOT2:
+            if s[STACK] and s[STACK][-1][0] == K_PARAMS:
+                return None
             key = (M_DOT2,)
         elif mode == M_NSTR:
             table, pos, quote, _after = s[PAY]
@@ -847,8 +945,9 @@ class Automaton:
                 out[b] = 0x20
             return bytes(out)
         if key[0] == M_LPAREN:
-            # after a lookup method's name: white space alike, `(`, anything else rejected
-            return bytes(0x20 if b in _WSB else (b if b == 0x28 else 0x01) for b in range(256))
+            # after a lookup method's name: white space alike, `(` and the quotes (a string call)
+            # each on its own, anything else rejected
+            return bytes(0x20 if b in _WSB else (b if b in (0x28, 0x22, 0x27) else 0x01) for b in range(256))
         if key[0] == M_LBRACK:
             # `[` then `[` (long string) or `=` (long string level) is read here; else an
             # index's argument on an instance, an expression in code, or (after a literal)
@@ -962,14 +1061,7 @@ class Automaton:
         if mode == M_STR:
             return self._string(s, b, how)
         if mode == M_LCMT:
-            if b == 10 or b == 13:
-                return self._end_comment(s)
-            ac = self.cm.step(s[PAY], b)
-            if ac == BANNED:
-                if not how & LENIENT:
-                    return None
-                ac = self.cm.start
-            return (M_LCMT, ac) + s[2:]
+            return self._line_comment(s, s[PAY], b, how)
         if mode == M_NUM:
             return self._number(s, b, how)
         if mode == M_DOT1:
@@ -996,31 +1088,18 @@ class Automaton:
             return self._long(s, b, how)
         if mode == M_INTERP:
             return self._interp(s, b, how)
-        if mode == M_CSTART:
+        if mode == M_CSTART:  # right after `--`: the payload is the matcher's start for the comment's context
             if b == 0x5B:
-                return (M_CLB, (0, self.cm.step(self.cm.start, b))) + s[2:]
-            if b == 10 or b == 13:
-                return self._end_comment(s)
-            ac = self.cm.step(self.cm.start, b)
-            if ac == BANNED:
-                if not how & LENIENT:
-                    return None
-                ac = self.cm.start
-            return (M_LCMT, ac) + s[2:]
+                return (M_CLB, (0, self._cm_step(s[PAY], b, how))) + s[2:]
+            return self._line_comment(s, s[PAY], b, how)
         if mode == M_CLB:
             n, ac = s[PAY]
             if b == 0x3D and n < 32:
-                return (M_CLB, (n + 1, self.cm.step(ac, b))) + s[2:]
+                return (M_CLB, (n + 1, self._cm_step(ac, b, how))) + s[2:]
             if b == 0x5B:
-                return (M_BCMT, (n, -1, self.cm.start)) + s[2:]
-            if b == 10 or b == 13:
-                return self._end_comment(s)
-            ac = self.cm.step(ac, b)
-            if ac == BANNED:
-                if not how & LENIENT:
-                    return None
-                ac = self.cm.start
-            return (M_LCMT, ac) + s[2:]
+                ctx = CTX_TYPE_BLOCK if _in_type_table(s[STACK]) else CTX_BLOCK
+                return (M_BCMT, (n, -1, self.bm.ctx_start(ctx))) + s[2:]
+            return self._line_comment(s, ac, b, how)
         if mode == M_LPAREN:
             kind, base = s[PAY]
             if b in _WSB:
@@ -1028,6 +1107,8 @@ class Automaton:
             if b == 0x28:
                 stack = s[STACK] + ((K_CALL, NOVAL, 1 if how & GEN else 0, s[IFX]),)
                 return (M_LARG, (kind, base), P_PRE, 0, NOVAL, stack, s[DECL], N_NONE, 0, s[EV])
+            if b == 0x22 or b == 0x27:  # `x:WaitForChild "Name"`: a call with one string argument
+                return self._name_arg(s, b, how, base, kind, A_STRCALL)
             if not how & LENIENT:
                 return None
             return self._code(P_NAME, 0, POISON, s[STACK], s[DECL], N_NONE, s[IFX], s[EV], b, how)
@@ -1047,6 +1128,10 @@ class Automaton:
             if not how & LENIENT:
                 return None
             return self._code(P_OTHER, 0, NOVAL, s[STACK], s[DECL], N_NONE, s[IFX], s[EV], b, how)
+        if mode == M_TYPE:
+            return self._type(s, b, how)
+        if mode == M_ATTR:
+            return self._attr(s, b, how)
         if mode == M_EQ:
             if b == 0x3D:
                 return self._operator(s[PREV], s[VAL], s[STACK], s[DECL], s[IFX], s[EV], P_PRE, 0)
@@ -1062,15 +1147,33 @@ class Automaton:
                 return None
             flags &= ~F_IOPEN
         cls = _CLASS[b]
+        if flags & F_DOTS:
+            # after a `...` that must not stand alone: something other than `,`/`;` must
+            # follow on its line (the linter's placeholder rule)
+            if cls == C_NL or b == 0x2C or b == 0x3B:
+                if not how & LENIENT:
+                    return None
+                flags &= ~F_DOTS
+            elif cls != C_WS and b != 0x2D:
+                flags &= ~F_DOTS
         if cls == C_WS or cls == C_NL:
             if cls == C_NL:
                 if decl is not None and decl[0] == D_TYPE and len(stack) == decl[3]:
                     decl = None
-                if self._keep_flags or prev == P_PRE or prev == P_NAME:
+                if b == 10 and flags & (F_CMT | F_CR):
+                    # the \n of the comment's own \r\n, or a blank line: no paragraph then
+                    flags = flags & ~F_CR if flags & F_CR else flags & ~F_CMT
+                if self._keep_flags or prev == P_PRE or prev == P_NAME or prev == P_THEN_EXPR:
                     flags |= F_WS | F_NL
-            elif prev == P_PRE or prev == P_NAME:
+            elif prev == P_PRE or prev == P_NAME or prev == P_THEN_EXPR:
                 flags |= F_WS
             return (M_CODE, 0, prev, flags, val, stack, decl, num, ifx, ev)
+        if prev >= P_FNAME or prev == P_FUNCTION or b == 0x40 or (stack and stack[-1][0] == K_PARAMS):
+            got = self._code_context(prev, flags, val, stack, decl, num, ifx, ev, b, how)
+            if got is not _FALLTHROUGH:
+                return got
+            if prev >= P_FNAME:
+                prev = P_NAME if prev in (P_FNAME, P_TALIAS, P_TALIASG, P_FORNAME) else P_OTHER
         after = _after(prev)
         callable_ = prev == P_NAME or prev == P_CALLABLE
         gen = 1 if how & GEN else 0
@@ -1086,6 +1189,10 @@ class Automaton:
             else:
                 stack, decl, ev = self._chain_start(stack, decl, ev)
             bits = (I_JUXT if after else 0) | (I_EXPRPOS if prev == P_PRE or prev == P_THEN_EXPR else 0)
+            if flags & F_TYPEKW:
+                bits |= I_ALIAS  # `type Name`: a type alias's name
+            elif flags & F_EXPORTKW:
+                bits |= I_AFTER_EXPORT
             kw = _KW_NEXT.get((0, b), -1)
             if literal_in_brackets and prev == P_STRING:
                 if kw not in _KW_AFTER_EXPR_NODES and not how & LENIENT:
@@ -1106,18 +1213,20 @@ class Automaton:
         if cls == C_BAD:
             if not how & LENIENT:
                 return None
-            return (M_CODE, 0, prev, flags, val, stack, decl, num, ifx, ev)
+            return (M_CODE, 0, prev, flags & ~F_KEPT, val, stack, decl, num, ifx, ev)
         # punctuation
         if b == 0x2E:  # .
             return (M_DOT1, 0, prev, flags, val, stack, decl, num, ifx, ev)
         if b == 0x22 or b == 0x27:  # " '
             if not callable_:
                 stack, decl, ev = self._operand(after, prev, val, stack, decl, ev)
-            res = (POISON if val == POISON else NOVAL) if callable_ else LITERAL
+            res = NOVAL if callable_ else LITERAL  # a call's result: unknown to the linter
             return (M_STR, (b, 0, self.sm.start, self._tstart, -1, res), P_NONE, 0, NOVAL, stack, decl, N_NONE, ifx, ev)
         if b == 0x28:  # (
             if callable_:
-                frame = (K_CALL, POISON if val == POISON else NOVAL, gen, ifx)
+                # the linter's resolver knows no result of a call but a lookup's (read by
+                # _lookup_arg, not here): the result is no instance the guard must check
+                frame = (K_CALL, NOVAL, gen, ifx)
             else:
                 stack, decl, ev = self._operand(after, prev, val, stack, decl, ev)
                 frame = (K_GROUP, G_FRESH, gen, ifx)
@@ -1131,7 +1240,9 @@ class Automaton:
         if b == 0x7B:  # {
             if not callable_:
                 stack, decl, ev = self._operand(after, prev, val, stack, decl, ev)
-            return (M_CODE, 0, P_PRE, 0, NOVAL, stack + ((K_TABLE, 0, gen, ifx),), decl, N_NONE, 0, ev)
+            # res 1: a call's table argument (`f{...}`), whose `}` ends a call (`f{...}.x`)
+            return (M_CODE, 0, P_PRE, 0, NOVAL, stack + ((K_TABLE, 1 if callable_ else 0, gen, ifx),), decl, N_NONE,
+                    0, ev)
         if b == 0x3A:  # :
             return (M_COLON, 0, prev, flags, val, stack, decl, num, ifx, ev)
         if b == 0x2D:  # -
@@ -1150,6 +1261,94 @@ class Automaton:
         if b in _TYPE_OPS:
             return self._operator(prev, val, stack, decl, ifx, ev, P_OTHER, b)
         raise AssertionError(f"unclassified byte {b}")  # pragma: no cover
+
+    @staticmethod
+    def _word(b: int, bits: int, stack: tuple, decl, ifx: int, ev: tuple) -> tuple:
+        """An identifier starting with byte ``b`` (``bits``: its context)."""
+        return (M_IDENT, (_KW_NEXT.get((0, b), -1), ATTACH_MAYBE, bits, 0), P_NONE, 0, NOVAL, stack, decl, N_NONE, ifx,
+                ev)
+
+    def _code_context(self, prev, flags, val, stack, decl, num, ifx, ev, b, how):
+        """Byte ``b`` (no white space) where code is not an expression: a function's header
+        and parameter list, a type alias before its ``=``, a ``for`` loop's variables, an
+        attribute (Luau's grammar: ``funcbody ::= ['<' GenericTypeList '>'] '(' [parlist]
+        ')' [':' ReturnType] block 'end'``, ``parlist ::= bindinglist [',' '...' [':'
+        (GenericTypePack | Type)]] | '...' [...]``, ``'type' NAME ['<' GenericTypeListWithDefaults
+        '>'] '=' Type``, ``'for' binding ...``).  :data:`_FALLTHROUGH` where plain code
+        rules apply."""
+        lenient = how & LENIENT
+        gen = 1 if how & GEN else 0
+        cls = _CLASS[b]
+        if b == 0x40:  # `@native`, `@[checked]`: an attribute (the parser checks what follows)
+            return (M_ATTR, 0, prev, 0, NOVAL, stack, decl, num, ifx, ev)
+        if b == 0x2D:  # a comment may stand anywhere (`-` as an operator: code decides after)
+            return (M_DASH, 0, prev, flags, val, stack, decl, num, ifx, ev)
+        top = stack[-1][0] if stack else 0
+        if top == K_PARAMS:
+            if prev == P_PARAM0 or prev == P_PARAM:
+                if cls == C_IDSTART:
+                    return self._word(b, I_PARAM, stack, decl, ifx, ev)
+                if b == 0x2E:  # `...`
+                    return (M_DOT1, 0, prev, 0, NOVAL, stack, decl, N_NONE, ifx, ev)
+                if b == 0x29 and prev == P_PARAM0:
+                    return self._close_params(stack, decl, ev)
+            elif prev == P_PNAME or prev == P_PDOTS:
+                if b == 0x3A:
+                    return (M_COLON, 0, prev, 0, NOVAL, stack, decl, N_NONE, ifx, ev)
+                if b == 0x2C and prev == P_PNAME:
+                    return (M_CODE, 0, P_PARAM, 0, NOVAL, stack, decl, N_NONE, ifx, ev)
+                if b == 0x29:
+                    return self._close_params(stack, decl, ev)
+            elif prev == P_PTYPED:
+                if b == 0x2C:
+                    return (M_CODE, 0, P_PARAM, 0, NOVAL, stack, decl, N_NONE, ifx, ev)
+                if b == 0x29:
+                    return self._close_params(stack, decl, ev)
+            return _FALLTHROUGH if lenient else None
+        if prev == P_FUNCTION or prev == P_FNAME or prev == P_FDOT or prev == P_FGEN:
+            if cls == C_IDSTART and (prev == P_FUNCTION or prev == P_FDOT):
+                return self._word(b, I_FHEAD, stack, decl, ifx, ev)
+            if b == 0x28 and prev != P_FDOT:
+                stack = stack + ((K_PARAMS, NOVAL, gen, ifx),)
+                return (M_CODE, 0, P_PARAM0, 0, NOVAL, stack, decl, N_NONE, 0, ev)
+            if b == 0x3C and (prev == P_FUNCTION or prev == P_FNAME):
+                return (M_TYPE, TP_GPARAM, P_NONE, 0, NOVAL, stack + ((K_TANGLE, GA_FUNC, gen, ifx),), decl, N_NONE, 0, ev)
+            if prev == P_FNAME and (b == 0x2E or b == 0x3A):
+                return (M_DOT1 if b == 0x2E else M_COLON, 0, P_FNAME, 0, NOVAL, stack, decl, N_NONE, ifx, ev)
+            return _FALLTHROUGH if lenient else None
+        if prev == P_PEND:
+            if b == 0x3A:  # a return type
+                return (M_COLON, 0, P_PEND, 0, NOVAL, stack, decl, N_NONE, ifx, ev)
+            return _FALLTHROUGH  # the body
+        if prev == P_TALIAS or prev == P_TALIASG:
+            if b == 0x3C and prev == P_TALIAS:
+                return (M_TYPE, TP_GPARAM, P_NONE, 0, NOVAL, stack + ((K_TANGLE, GA_ALIAS, gen, ifx),), decl, N_NONE, 0,
+                        ev)
+            if b == 0x3D:
+                return self._type_start(stack, decl, ifx, ev, P_OTHER, gen)
+            return _FALLTHROUGH if lenient else None
+        if prev == P_FOR:
+            if cls == C_IDSTART:
+                return self._word(b, I_FORVAR, stack, decl, ifx, ev)
+            return _FALLTHROUGH if lenient else None
+        if prev == P_FORNAME:
+            if b == 0x3A:
+                return (M_COLON, 0, P_FORNAME, 0, NOVAL, stack, decl, N_NONE, ifx, ev)
+            if b == 0x2C:
+                return (M_CODE, 0, P_FOR, 0, NOVAL, stack, decl, N_NONE, ifx, ev)
+            return _FALLTHROUGH
+        return _FALLTHROUGH
+
+    @staticmethod
+    def _close_params(stack: tuple, decl, ev) -> tuple:
+        """The ``)`` of a parameter list: its return type or its body follows."""
+        return (M_CODE, 0, P_PEND, 0, NOVAL, stack[:-1], decl, N_NONE, stack[-1][3], ev)
+
+    @staticmethod
+    def _type_start(stack: tuple, decl, ifx: int, ev: tuple, resume: int, gen: int) -> tuple:
+        """The state before a type (after ``:``, ``::``, a type alias's ``=``): a
+        :data:`K_TYPE` frame remembers the previous-token class code goes on with."""
+        return (M_TYPE, TP_EXPECT, P_NONE, 0, NOVAL, stack + ((K_TYPE, resume, gen, ifx),), decl, N_NONE, 0, ev)
 
     def _operand(self, after, prev, val, stack, decl, ev):
         """An operand other than an identifier starts: a juxtaposed operand starts a new
@@ -1223,6 +1422,10 @@ class Automaton:
         top = stack[-1]
         kind = top[0]
         rest = stack[:-1]
+        if kind == K_TYPEOF:  # the expression of `typeof(...)` ends: its type is complete
+            return (M_TYPE, TP_DONE, P_NONE, 0, NOVAL, rest, decl, N_NONE, 0, ev)
+        if kind == K_PARAMS:
+            return self._close_params(stack, decl, ev)
         callable_ = prev == P_NAME or prev == P_CALLABLE
         if kind == K_GROUP:
             st = top[1]
@@ -1244,7 +1447,7 @@ class Automaton:
             return (M_CODE, 0, P_CALLABLE, 0, res, rest, decl, N_NONE, top[3], ev)
         if kind == K_INTERP:
             return (M_INTERP, (0, self.sm.start, self._tstart, -1), P_NONE, 0, NOVAL, rest, decl, N_NONE, top[3], ev)
-        return (M_CODE, 0, P_VAL, 0, NOVAL, rest, decl, N_NONE, top[3], ev)
+        return (M_CODE, 0, P_CALLABLE if kind == K_TABLE and top[1] else P_VAL, 0, NOVAL, rest, decl, N_NONE, top[3], ev)
 
     # ------------------------------------------------------------------------------ identifiers
     def _ident(self, s, b, how):
@@ -1261,19 +1464,31 @@ class Automaton:
         word = _KW_AT.get(kw)
         if bits & I_AFTER_STRING and word not in _KW_AFTER_EXPR and not how & LENIENT:
             return None
+        if bits & I_TYPE:
+            return self._type_word(s, word, _CTXW_AT.get(kw), bits >> I_PHASE_SHIFT, b, how)
+        if bits & (I_FHEAD | I_PARAM | I_FORVAR) and word is None:
+            prev = P_FNAME if bits & I_FHEAD else (P_PNAME if bits & I_PARAM else P_FORNAME)
+            return self._code(prev, 0, NOVAL, stack, decl, N_NONE, ifx, ev, b, how)
+        if bits & (I_FHEAD | I_PARAM | I_FORVAR) and not how & LENIENT:
+            return None  # a keyword where a name must stand
+        if bits & I_ALIAS and word is None:
+            return self._code(P_TALIAS, 0, NOVAL, stack, decl, N_NONE, ifx, ev, b, how)
         num = N_NONE
         val = NOVAL
         gen = 1 if how & GEN else 0
+        kflags = 0
         if word is not None:
             prev = _KW_CLASS.get(word, P_OTHER)
             if word == "end" or word == "until":
-                if stack and stack[-1][0] == (K_BLOCK if word == "end" else K_REPEAT):
+                if stack and (stack[-1][0] in (K_BLOCK, K_FUNC) if word == "end" else stack[-1][0] == K_REPEAT):
+                    if stack[-1][0] == K_FUNC and stack[-1][1] & 2:
+                        prev = P_VAL  # the end of a function expression: a value
                     ifx = stack[-1][3]
                     stack = stack[:-1]
                 elif not how & LENIENT:
                     return None
                 else:  # the linter's recovery: pop down to the innermost block of that kind
-                    want = (K_BLOCK, K_LOOP) if word == "end" else (K_REPEAT,)
+                    want = (K_BLOCK, K_LOOP, K_FUNC) if word == "end" else (K_REPEAT,)
                     for depth in range(len(stack) - 1, -1, -1):
                         if stack[depth][0] in want:
                             ifx = stack[depth][3]
@@ -1285,11 +1500,16 @@ class Automaton:
                 stack = stack[:-1] + ((K_BLOCK, NOVAL, top[2], top[3]),)
                 decl = None
             elif word in ("function", "do", "repeat", "while", "for") or (word == "if" and not bits & I_EXPRPOS):
-                kind = K_REPEAT if word == "repeat" else K_LOOP if word in ("while", "for") else K_BLOCK
-                stack = stack + ((kind, NOVAL, gen, ifx),)
+                kind = (K_REPEAT if word == "repeat" else K_LOOP if word in ("while", "for")
+                        else K_FUNC if word == "function" else K_BLOCK)
+                # a function's res: bit 2 for a function expression (its `end` ends a value)
+                res = (2 if bits & I_EXPRPOS else 0) if kind == K_FUNC else NOVAL
+                stack = stack + ((kind, res, gen, ifx),)
                 ifx = 0
                 if word != "function":
                     decl = None
+                if word == "for":
+                    prev = P_FOR
             elif word == "if":
                 ifx += 1
             elif word == "then":
@@ -1311,6 +1531,15 @@ class Automaton:
         else:
             prev = P_NAME
             val = POISON if attach == ATTACH_MAYBE else attach
+            declaring = decl is not None and decl[0] == D_EXPECT_NAME and len(stack) == decl[3] and not bits & I_JUXT
+            ctxw = _CTXW_AT.get(kw)
+            if ctxw is not None and not declaring:
+                # `type X = ...` / `export type X = ...` where a statement starts (Luau reads
+                # `type` followed by a name as an alias there)
+                if ctxw == "type" and (bits & I_AFTER_EXPORT or not bits & (I_EXPRPOS | I_AFTER_STRING)):
+                    kflags = F_TYPEKW
+                elif ctxw == "export" and not bits & (I_EXPRPOS | I_AFTER_STRING):
+                    kflags = F_EXPORTKW
             if decl is not None:
                 if bits & I_JUXT:
                     decl = None
@@ -1319,7 +1548,7 @@ class Automaton:
                     ev = ev + (("name",),)
             if tail == 2:
                 num = N_IDNAME
-        return self._code(prev, 0, val, stack, decl, num, ifx, ev, b, how)
+        return self._code(prev, kflags, val, stack, decl, num, ifx, ev, b, how)
 
     # ------------------------------------------------------------------------------ names
     def _position(self, table: int, node: int) -> tuple[int, int]:
@@ -1444,6 +1673,8 @@ class Automaton:
     def _after_arg(self, s, b, how):
         res, after = s[PAY]
         stack = s[STACK]
+        if after == A_STRCALL:  # the call ended with its string: code after a call's value
+            return self._code(P_CALLABLE, 0, res, stack, s[DECL], N_NONE, s[IFX], s[EV], b, how)
         if b in _WSB:
             return s
         if after == A_CALL:
@@ -1460,8 +1691,16 @@ class Automaton:
     def _dot1(self, s, b, how):
         prev, val = s[PREV], s[VAL]
         lenient = how & LENIENT
+        if prev == P_FNAME:  # `function a.b`: the header's next name
+            if _CLASS[b] == C_IDSTART:
+                return self._word(b, I_FHEAD, s[STACK], s[DECL], s[IFX], s[EV])
+            if b in _WSB:
+                return (M_CODE, 0, P_FDOT, 0, NOVAL, s[STACK], s[DECL], N_NONE, s[IFX], s[EV])
+            return None
         if b == 0x2E:
             return (M_DOT2,) + s[1:]
+        if prev == P_PARAM0 or prev == P_PARAM:
+            return None  # only `...` in a parameter list
         after = _after(prev)
         if 0x30 <= b <= 0x39:
             if after and not lenient:
@@ -1499,14 +1738,24 @@ class Automaton:
 
     def _dot2(self, s, b, how):
         prev, flags = s[PREV], s[FLAGS]
-        if b == 0x2E:  # ... : a vararg only where the linter's placeholder rule accepts it
-            ok = (prev == P_PRE and not flags & F_NL) or (prev == P_NAME and not flags & F_WS and s[VAL] < 0)
-            if not ok and not how & LENIENT:
+        stack = s[STACK]
+        if prev == P_PARAM0 or prev == P_PARAM:  # a vararg parameter: the function declares `...`
+            if b != 0x2E:
                 return None
-            stack, decl, ev = s[STACK], s[DECL], s[EV]
-            if prev != P_NAME:
-                stack, decl, ev = self._chain_start(stack, decl, ev)
-            return (M_CODE, 0, P_VAL, 0, NOVAL, stack, decl, N_NONE, s[IFX], ev)
+            return (M_CODE, 0, P_PDOTS, 0, NOVAL, _mark_vararg(stack), s[DECL], N_NONE, s[IFX], s[EV])
+        if b == 0x2E:
+            # `...` in code: where an expression may start; alone on its line (a placeholder, the
+            # linter's rule) unless the function declares `...`: then something other than `,`
+            # or `;` must follow on the line (F_DOTS)
+            if prev == P_PRE or prev == P_THEN_EXPR:
+                pending = bool(flags & F_NL) and not _vararg_function(stack)
+            elif how & LENIENT:
+                pending = False
+            else:
+                return None  # (after anything else `...` is not Luau)
+            decl, ev = s[DECL], s[EV]
+            stack, decl, ev = self._chain_start(stack, decl, ev)
+            return (M_CODE, 0, P_VAL, F_DOTS if pending else 0, NOVAL, stack, decl, N_NONE, s[IFX], ev)
         if b == 0x3D:  # ..=
             return self._operator(prev, s[VAL], s[STACK], s[DECL], s[IFX], s[EV], P_PRE, 0)
         return self.step(self._binary_operator(s, 0), b, how)
@@ -1522,10 +1771,12 @@ class Automaton:
         stack, decl, ev = s[STACK], s[DECL], s[EV]
         lenient = how & LENIENT
         if b == 0x3A:  # ::
+            if prev >= P_FNAME and not lenient:
+                return None
             if not _after(prev) and not lenient:
                 return None  # a type assertion needs the expression it asserts (`f(a, :: T)`)
             stack, decl, ev = self._chain_end(prev, val, stack, decl, ev, True)
-            return (M_CODE, 0, P_OTHER, 0, NOVAL, stack, decl, N_NONE, s[IFX], ev)
+            return self._type_start(stack, decl, s[IFX], ev, P_VAL, 1 if how & GEN else 0)
         if (prev == P_STRING or prev == P_VAL) and not lenient:
             return None  # `"x":len()` / `5:f()`: only a name or a call result has methods
         return self.step(self._after_colon(s), b, how)
@@ -1537,8 +1788,15 @@ class Automaton:
         read after its name (``local x:``) expects its type from here.  Shared by
         :meth:`_colon` and :meth:`delegate`."""
         prev, val, stack, decl = s[PREV], s[VAL], s[STACK], s[DECL]
+        resume = _ANNOTATED.get(prev)
+        if resume is not None:  # a parameter's, a loop variable's or a return type
+            return self._type_start(stack, decl, s[IFX], s[EV], resume, 0)
+        if prev == P_FNAME:  # `function A:m`: the method's name
+            return (M_CODE, 0, P_FDOT, 0, NOVAL, stack, decl, N_NONE, s[IFX], s[EV])
         if decl is not None and decl[0] == D_AFTER_NAME and len(stack) == decl[3]:
+            # `local x: T`: the name's type
             decl = (D_TYPE, decl[1], 0, decl[3], 0, decl[5])
+            return self._type_start(stack, decl, s[IFX], s[EV], P_NAME, 0)
         if prev == P_NAME or prev == P_CALLABLE:
             pay = (self.space.method_table, 0, 2, val, 0, 0) if val >= 0 else (-1, 0, 2, val, 0, 0)
             return (M_NAME, pay, P_NONE, 0, NOVAL, stack, decl, N_NONE, s[IFX], s[EV])
@@ -1546,10 +1804,11 @@ class Automaton:
 
     def _dash(self, s, b, how):
         prev, val = s[PREV], s[VAL]
-        if b == 0x2D:  # -- comment: a value before it can no longer be indexed reliably
-            if prev == P_NAME or prev == P_CALLABLE:
-                val = POISON
-            return (M_CSTART, 0, prev, s[FLAGS], val, s[STACK], s[DECL], s[NUM], s[IFX], s[EV])
+        if b == 0x2D:  # -- a comment: the value before it goes on after it (`x -- c\n.y` is x.y)
+            if s[FLAGS] & F_DOTS and not how & LENIENT:
+                return None  # `...` then a comment: nothing follows the `...` on its line
+            return (M_CSTART, self._comment_start(s[FLAGS], s[STACK]), prev, s[FLAGS], val, s[STACK], s[DECL], s[NUM],
+                    s[IFX], s[EV])
         if b == 0x3E:  # ->
             return self._operator(prev, val, s[STACK], s[DECL], s[IFX], s[EV], P_OTHER, 0)
         if b == 0x3D:  # -=
@@ -1557,8 +1816,28 @@ class Automaton:
         return self.step(self._binary_operator(s, 0x2D), b, how)
 
     @staticmethod
-    def _end_comment(s):
-        return (M_CODE, 0, s[PREV], s[FLAGS] | F_WS | F_NL, s[VAL], s[STACK], s[DECL], s[NUM], s[IFX], s[EV])
+    def _end_comment(s, b: int, line: bool):
+        """Code after a comment: a line comment ends at its line break ``b`` (``F_CMT``: a
+        ``--`` on the next line continues its paragraph; ``F_CR``: the break was a ``\r``,
+        its ``\n`` may follow), a block comment at its closer."""
+        flags = s[FLAGS] | F_WS | F_NL
+        if line:
+            flags = (flags | F_CMT | F_CR) if b == 13 else ((flags | F_CMT) & ~F_CR)
+        else:
+            flags &= ~(F_CMT | F_CR)
+        prev = s[PREV]
+        if prev >= TYPE_PREV:  # a comment inside a type
+            return (M_TYPE, prev - TYPE_PREV, P_NONE, flags & (F_CMT | F_CR), NOVAL, s[STACK], s[DECL], N_NONE, 0,
+                    s[EV])
+        return (M_CODE, 0, prev, flags, s[VAL], s[STACK], s[DECL], s[NUM], s[IFX], s[EV])
+
+    def _comment_start(self, flags: int, stack: tuple) -> int:
+        """The line-comment matcher's state for a comment starting with these ``flags`` and
+        ``stack`` (the linter's context byte: in a table type, after a comment line, or
+        plain)."""
+        if _in_type_table(stack):
+            return self._type_cstart
+        return self._run_cstart if flags & F_CMT else self._line_cstart
 
     def _lbrack(self, s, b, how):
         prev, val = s[PREV], s[VAL]
@@ -1586,6 +1865,246 @@ class Automaton:
         if not call:
             stack, decl, ev = self._operand(_after(prev), prev, val, stack, decl, ev)
         return (M_LSTR, (level, -1, self.sm.start, 0 if call else 1), P_NONE, 0, NOVAL, stack, decl, N_NONE, s[IFX], ev)
+
+    # ------------------------------------------------------------------------------ types
+    # Luau's type grammar (luau-lang.org/grammar; Ast/src/Parser.cpp parseType,
+    # parseSimpleType, parseTableType, parseFunctionType, parseGenericTypeList): a type is
+    # read with its own brackets on the stack above a K_TYPE frame, which says how code goes
+    # on once a byte cannot continue the type.  No instance path is checked in a type (the
+    # linter checks none), except inside `typeof(...)`, which is code.
+
+    @staticmethod
+    def _tstate(s, phase: int, stack: tuple | None = None) -> tuple:
+        return (M_TYPE, phase, P_NONE, s[FLAGS] & (F_CMT | F_CR), NOVAL, s[STACK] if stack is None else stack, s[DECL],
+                N_NONE, 0, s[EV])
+
+    def _type(self, s, b, how):
+        """Byte ``b`` in a type (mode M_TYPE; the payload's phase says what may come)."""
+        pay = s[PAY]
+        phase, pend = pay & 31, pay >> 5
+        stack = s[STACK]
+        lenient = how & LENIENT
+        gen = 1 if how & GEN else 0
+        cls = _CLASS[b]
+        if pend == 3:  # after `-`
+            if b == 0x2D:  # a comment inside the type; reading comes back to this phase
+                flags = s[FLAGS]
+                return (M_CSTART, self._comment_start(flags, stack), TYPE_PREV + phase, flags, NOVAL, stack, s[DECL],
+                        N_NONE, 0, s[EV])
+            if b == 0x3E and phase == TP_PDONE:  # `(A) -> B`
+                return self._tstate(s, TP_EXPECT)
+            if phase in _TP_COMPLETE and stack and stack[-1][0] == K_TYPE:
+                # the type ended before the `-`, an operator of the code around it (`x :: number - 1`)
+                code = self._type_end(self._tstate(s, phase), 0x2D, how)
+                return None if code is None else self.step(code, b, how)
+            return self._escape_type(s, b, how) if lenient else None
+        if pend == 2 and b != 0x2E and phase in _TP_COMPLETE and stack and stack[-1][0] == K_TYPE:
+            # `x :: T .. y`: the type ended before a concatenation of the code around it
+            code = self._type_end(self._tstate(s, phase), 0x2E, how)
+            code = None if code is None else self.step(code, 0x2E, how)
+            return None if code is None else self.step(code, b, how)
+        if pend:  # after `.` (1) or `..` (2)
+            if b == 0x2E:
+                if pend == 1:
+                    return (M_TYPE, phase | (2 << 5)) + s[2:]
+                if phase == TP_NAME:
+                    return self._tstate(s, TP_DONE)  # `T...`: a generic type pack
+                if phase == TP_GAFTER:
+                    return self._tstate(s, TP_GPACK)
+                if phase in _TP_START and phase != TP_FIELD:
+                    return self._tstate(s, TP_EXPECT)  # `...T`: a variadic pack
+            elif pend == 1 and phase == TP_NAME:  # `M.T`: a type from a module
+                if cls == C_IDSTART:
+                    return self._word(b, I_TYPE | (TP_DOT << I_PHASE_SHIFT), stack, s[DECL], 0, s[EV])
+                if b in _WSB:
+                    return self._tstate(s, TP_DOT)
+            return self._escape_type(s, b, how) if lenient else None
+        if cls == C_WS or cls == C_NL:
+            flags = s[FLAGS]
+            if b == 10 and flags & (F_CMT | F_CR):
+                flags = flags & ~F_CR if flags & F_CR else flags & ~F_CMT
+            return (M_TYPE, pay, P_NONE, flags) + s[4:]
+        if b == 0x2D:
+            return (M_TYPE, phase | (3 << 5), P_NONE, s[FLAGS]) + s[4:]
+        if phase == TP_DOT or phase == TP_GPARAM:
+            if cls == C_IDSTART:
+                return self._word(b, I_TYPE | (phase << I_PHASE_SHIFT), stack, s[DECL], 0, s[EV])
+        elif phase == TP_TYPEOF:
+            if b == 0x28:
+                return (M_CODE, 0, P_PRE, 0, NOVAL, stack + ((K_TYPEOF, NOVAL, gen, 0),), s[DECL], N_NONE, 0, s[EV])
+        elif phase == TP_KEYCOLON:
+            if b == 0x3A:
+                return self._tstate(s, TP_EXPECT)
+        elif phase == TP_GAFTER or phase == TP_GPACK:
+            if b == 0x2E and phase == TP_GAFTER:
+                return (M_TYPE, phase | (1 << 5)) + s[2:]
+            if b == 0x2C:
+                return self._tstate(s, TP_GPARAM)
+            if b == 0x3D and stack[-1][1] == GA_ALIAS:  # a default: `type T<A = number> = ...`
+                return self._tstate(s, TP_EXPECT)
+            if b == 0x3E:
+                return self._close_angle(s)
+        elif phase in _TP_START:
+            if cls == C_IDSTART:
+                return self._word(b, I_TYPE | (phase << I_PHASE_SHIFT), stack, s[DECL], 0, s[EV])
+            if b == 0x7B:
+                return self._tstate(s, TP_FIELD, stack + ((K_TBRACE, NOVAL, gen, 0),))
+            if b == 0x28:
+                return self._tstate(s, TP_PLIST, stack + ((K_TPAREN, NOVAL, gen, 0),))
+            if b == 0x3C and phase != TP_FIELD:  # `<T>(T) -> T`: a generic function type
+                return self._tstate(s, TP_GPARAM, stack + ((K_TANGLE, GA_FNTYPE, gen, 0),))
+            if b == 0x22 or b == 0x27:  # a string singleton type
+                return (M_STR, (b, 0, self.sm.start, self._tstart, -1, TYPE_STR), P_NONE, 0, NOVAL, stack, s[DECL],
+                        N_NONE, 0, s[EV])
+            if b == 0x2E and phase != TP_FIELD:
+                return (M_TYPE, phase | (1 << 5)) + s[2:]
+            if (b == 0x7C or b == 0x26) and phase != TP_FIELD:  # a leading `|` / `&`
+                return self._tstate(s, TP_EXPECT)
+            if phase == TP_FIELD:
+                if b == 0x5B:
+                    return self._tstate(s, TP_EXPECT, stack + ((K_TBRACK, NOVAL, gen, 0),))
+                if b == 0x7D:
+                    return self._tstate(s, TP_DONE, stack[:-1])
+            elif phase == TP_PLIST and b == 0x29:
+                return self._tstate(s, TP_PDONE, stack[:-1])
+            elif phase == TP_TARG0 and b == 0x3E:
+                return self._tstate(s, TP_DONE, stack[:-1])
+        else:  # a complete type
+            if phase == TP_FNAME or phase == TP_PNAME:
+                if b == 0x3A:  # a property's / a named parameter's type
+                    return self._tstate(s, TP_EXPECT)
+                phase = TP_NAME  # the name was a type
+            elif phase == TP_FRW:  # `read`/`write`: an access modifier before a field, or a name
+                if cls == C_IDSTART:
+                    return self._word(b, I_TYPE | (TP_FIELD << I_PHASE_SHIFT), stack, s[DECL], 0, s[EV])
+                if b == 0x3A:
+                    return self._tstate(s, TP_EXPECT)
+                if b == 0x5B:
+                    return self._tstate(s, TP_EXPECT, stack + ((K_TBRACK, NOVAL, gen, 0),))
+                phase = TP_NAME
+            if phase == TP_NAME:
+                if b == 0x2E:
+                    return (M_TYPE, TP_NAME | (1 << 5)) + s[2:]
+                if b == 0x3C:
+                    return self._tstate(s, TP_TARG0, stack + ((K_TANGLE, GA_ARGS, gen, 0),))
+            if b == 0x7C or b == 0x26:
+                return self._tstate(s, TP_EXPECT)
+            if b == 0x3F:
+                return self._tstate(s, TP_DONE)
+            got = self._type_end(s, b, how)
+            if got is not None:
+                return got
+        return self._escape_type(s, b, how) if lenient else None
+
+    def _type_word(self, s, word: str | None, ctxw: str | None, phase: int, b: int, how: int):
+        """A name in a type ends (``word``: the keyword it is, ``ctxw``: the contextual
+        keyword), before byte ``b``."""
+        if word is not None:
+            if word in ("nil", "true", "false") and phase in _TP_START:
+                nxt = TP_DONE
+            elif how & LENIENT:
+                return self._escape_type(s, b, how)
+            else:
+                return None
+        elif phase == TP_DOT:
+            nxt = TP_NAME
+        elif phase == TP_GPARAM:
+            nxt = TP_GAFTER
+        elif phase == TP_FIELD:
+            nxt = TP_FRW if ctxw in ("read", "write") else TP_FNAME
+        elif phase == TP_PLIST:
+            nxt = TP_PNAME
+        elif ctxw == "typeof":
+            nxt = TP_TYPEOF
+        else:
+            nxt = TP_NAME
+        return self._type((M_TYPE, nxt, P_NONE, 0, NOVAL, s[STACK], s[DECL], N_NONE, 0, s[EV]), b, how)
+
+    def _type_end(self, s, b: int, how: int):
+        """Byte ``b`` after a complete type: the innermost type bracket's separator or closer,
+        or - at the type's own level - the type ends and code reads ``b``; ``None`` when
+        ``b`` fits neither."""
+        stack = s[STACK]
+        if not stack:
+            return None
+        top = stack[-1]
+        k = top[0]
+        if k == K_TYPE:
+            return self._code(top[1], s[FLAGS] & (F_CMT | F_CR), NOVAL, stack[:-1], s[DECL], N_NONE, top[3], s[EV], b,
+                              how)
+        if k == K_TPAREN:
+            if b == 0x2C:
+                return self._tstate(s, TP_PLIST)
+            if b == 0x29:
+                return self._tstate(s, TP_PDONE, stack[:-1])
+        elif k == K_TANGLE:
+            if b == 0x2C:
+                return self._tstate(s, TP_TARG0 if top[1] == GA_ARGS else TP_GPARAM)
+            if b == 0x3E:
+                return self._close_angle(s)
+        elif k == K_TBRACE:
+            if b == 0x2C or b == 0x3B:
+                return self._tstate(s, TP_FIELD)
+            if b == 0x7D:
+                return self._tstate(s, TP_DONE, stack[:-1])
+        elif k == K_TBRACK:
+            if b == 0x5D:
+                return self._tstate(s, TP_KEYCOLON, stack[:-1])
+        return None
+
+    def _close_angle(self, s) -> tuple:
+        """``>`` closes type arguments (a type is complete) or generic parameters (a
+        function's parameter list, a type alias's ``=`` or a function type's ``(`` comes)."""
+        stack = s[STACK]
+        top = stack[-1]
+        rest = stack[:-1]
+        mode = top[1]
+        if mode == GA_ARGS:
+            return self._tstate(s, TP_DONE, rest)
+        if mode == GA_FNTYPE:
+            return self._tstate(s, TP_EXPECT, rest)
+        prev = P_FGEN if mode == GA_FUNC else P_TALIASG
+        return (M_CODE, 0, prev, 0, NOVAL, rest, s[DECL], N_NONE, top[3], s[EV])
+
+    def _escape_type(self, s, b: int, how: int):
+        """Reading a prompt, a byte no type takes: leave the type (every type frame down to
+        its K_TYPE frame) and read ``b`` as code there."""
+        stack = s[STACK]
+        for depth in range(len(stack) - 1, -1, -1):
+            k = stack[depth][0]
+            if k == K_TYPE:
+                top = stack[depth]
+                return self._code(top[1], 0, NOVAL, stack[:depth], s[DECL], N_NONE, top[3], s[EV], b, how)
+            if k == K_TANGLE and stack[depth][1] in (GA_FUNC, GA_ALIAS):
+                return self._code(P_OTHER, 0, NOVAL, stack[:depth], s[DECL], N_NONE, stack[depth][3], s[EV], b, how)
+            if k not in TYPE_KINDS:
+                break
+        return self._code(P_OTHER, 0, NOVAL, stack, s[DECL], N_NONE, 0, s[EV], b, how)
+
+    def _attr(self, s, b, how):
+        """An attribute (``@native``, ``@[checked, native]``; payload 0 after ``@``, 1 in its
+        name, ``1 + depth`` inside ``@[...]``), then code goes on after the token before it."""
+        pay = s[PAY]
+        if pay == 0:
+            if _CLASS[b] == C_IDSTART:
+                return (M_ATTR, 1) + s[2:]
+            if b == 0x5B:
+                return (M_ATTR, 2) + s[2:]
+        elif pay == 1:
+            if _IDCHAR[b]:
+                return s
+            return self._code(s[PREV], 0, NOVAL, s[STACK], s[DECL], N_NONE, s[IFX], s[EV], b, how)
+        else:
+            if b == 0x5B:
+                return (M_ATTR, pay + 1) + s[2:]
+            if b == 0x5D:
+                if pay == 2:
+                    return (M_CODE, 0, s[PREV], 0, NOVAL, s[STACK], s[DECL], N_NONE, s[IFX], s[EV])
+                return (M_ATTR, pay - 1) + s[2:]
+            return s
+        if how & LENIENT:
+            return self._code(s[PREV], 0, NOVAL, s[STACK], s[DECL], N_NONE, s[IFX], s[EV], b, how)
+        return None
 
     # ------------------------------------------------------------------------------ literals
     def _number(self, s, b, how):
@@ -1672,6 +2191,8 @@ class Automaton:
         if b == quote:
             if res == LITERAL:
                 return (M_CODE, 0, P_STRING, 0, NOVAL, s[STACK], s[DECL], N_NONE, s[IFX], s[EV])
+            if res == TYPE_STR:
+                return (M_TYPE, TP_DONE, P_NONE, 0, NOVAL, s[STACK], s[DECL], N_NONE, 0, s[EV])
             return (M_CODE, 0, P_CALLABLE, 0, res, s[STACK], s[DECL], N_NONE, s[IFX], s[EV])
         if b == 0x5C:
             return (M_STR, (quote, 1, ac, trig, -1, res)) + s[2:]
@@ -1721,28 +2242,118 @@ class Automaton:
         return (M_INTERP, (0, nac, trig, idn)) + s[2:]
 
     def _long(self, s, b, how):
-        """Long strings ``[==[ ... ]==]`` and long comments: find the first closer."""
+        """Long strings ``[==[ ... ]==]`` and long comments: find the first closer.  ``k``
+        (payload item 1): ``-1``, or the ``=`` signs read after a ``]`` that may start the
+        closer; those bytes reach the matcher only once they turn out to be text (the rules
+        read the body without its closer)."""
         pay = s[PAY]
         level, k, ac = pay[0], pay[1], pay[2]
         mode = s[MODE]
+        m = self.sm if mode == M_LSTR else self.bm
+        if b == 0x3D and 0 <= k < level:
+            return (mode, (level, k + 1, ac) + pay[3:]) + s[2:]
+        if b == 0x5D and k == level:  # the closer
+            if mode == M_LSTR:
+                return (M_CODE, 0, P_STRING if pay[3] else P_CALLABLE, 0, NOVAL, s[STACK], s[DECL], N_NONE, s[IFX],
+                        s[EV])
+            if not m.end(ac) and not how & LENIENT:
+                return None  # the whole comment is a placeholder
+            return self._end_comment(s, b, False)
+        if k >= 0:  # the held `]` and `=`s are text after all
+            for held in b"]" + b"=" * k:
+                ac = self._text_step(m, ac, held, how)
+                if ac is None:
+                    return None
         if b == 0x5D:
-            if k == level:
-                if mode == M_LSTR:
-                    return (M_CODE, 0, P_STRING if pay[3] else P_CALLABLE, 0, NOVAL, s[STACK], s[DECL], N_NONE, s[IFX],
-                            s[EV])
-                return self._end_comment(s)
-            k = 0
-        elif b == 0x3D and 0 <= k < level:
-            k += 1
-        else:
-            k = -1
-        m = self.sm if mode == M_LSTR else self.cm
+            return (mode, (level, 0, ac) + pay[3:]) + s[2:]
+        ac = self._text_step(m, ac, b, how)
+        if ac is None:
+            return None
+        return (mode, (level, -1, ac) + pay[3:]) + s[2:]
+
+    @staticmethod
+    def _text_step(m, ac: int, b: int, how: int) -> int | None:
+        """Matcher ``m``'s step on text byte ``b``; ``None`` where a placeholder completes
+        (reading a prompt: the matcher goes on from its idle state)."""
         nac = m.step(ac, b)
         if nac == BANNED:
             if not how & LENIENT:
                 return None
-            nac = m.start
-        return (mode, (level, k, nac) + pay[3:]) + s[2:]
+            nac = 0
+        return nac
+
+    def _cm_step(self, ac: int, b: int, how: int) -> int:
+        """The line-comment matcher's step where a ban is read on, as ``[`` and ``=`` after
+        ``--`` are (they cannot complete a rule: the next byte decides)."""
+        nac = self.cm.step(ac, b)
+        return 0 if nac == BANNED else nac
+
+    def _line_comment(self, s, ac: int, b: int, how: int):
+        """Byte ``b`` of a line comment's body read in matcher state ``ac``: a line break
+        ends the comment (refused when the comment as a whole is a placeholder)."""
+        if b == 10 or b == 13:
+            if not self.cm.end(ac) and not how & LENIENT:
+                return None
+            return self._end_comment(s, b, True)
+        ac = self._text_step(self.cm, ac, b, how)
+        if ac is None:
+            return None
+        return (M_LCMT, ac) + s[2:]
+
+
+#: frames whose ``res`` is an instance value (dropped by :meth:`Automaton.project`'s ``drop`` bit 8)
+_VALUE_KINDS = frozenset({K_CALL, K_GROUP, K_INDEX})
+
+
+def _keep_types(stack: tuple, keep: int) -> int:
+    """``keep`` frames, plus every frame of a type region among them or below them (a type's
+    end pops its K_TYPE frame without a closer byte, so a token inside a type may see the
+    frames under it), and at least a parameter list on top (its contents read it)."""
+    if stack[-1][0] == K_PARAMS and keep < 1:
+        keep = 1
+    for depth, f in enumerate(stack):
+        if f[0] == K_TYPE or (f[0] == K_TANGLE and f[1] in (GA_FUNC, GA_ALIAS)):
+            return max(keep, len(stack) - depth + keep)
+    return keep
+
+
+def _context_bits(dropped: tuple, kept: tuple) -> int:
+    """The K_CTX stand-in's bits for frames a projection drops: 1 when the innermost function
+    is among them and declares ``...`` (and no function is kept), 2 when a table type is."""
+    bits = 0
+    if not any(f[0] == K_FUNC or f[0] == K_CTX for f in kept) and _vararg_function(dropped):
+        bits |= 1
+    if _in_type_table(dropped):
+        bits |= 2
+    return bits
+
+
+def _in_type_table(stack: tuple) -> bool:
+    """Is a table type's ``{`` among the open frames (or a projection's stand-in for one)?"""
+    for f in stack:
+        k = f[0]
+        if k == K_TBRACE or (k == K_CTX and f[1] & 2):
+            return True
+    return False
+
+
+def _vararg_function(stack: tuple) -> bool:
+    """Does the innermost open function declare ``...`` (the main chunk does not count)?"""
+    for depth in range(len(stack) - 1, -1, -1):
+        f = stack[depth]
+        if f[0] == K_FUNC:
+            return bool(f[1] & 1)
+        if f[0] == K_CTX:
+            return bool(f[1] & 1)
+    return False
+
+
+def _mark_vararg(stack: tuple) -> tuple:
+    """``stack`` (a parameter list on top) with the function below marked as declaring ``...``."""
+    if len(stack) >= 2 and stack[-2][0] == K_FUNC:
+        f = stack[-2]
+        return stack[:-2] + ((K_FUNC, f[1] | 1, f[2], f[3]), stack[-1])
+    return stack
 
 
 def _isolate(out: list[int], *seps: int) -> bytes:
@@ -1780,6 +2391,8 @@ def _number_next(ph: int, sem: int, b: int) -> tuple[int, int]:
             return PH1, (S_F0 if sem in (S_Z, S_D) else -1)
         if b == 0x65 or b == 0x45:
             return PHE, (S_E if sem in (S_Z, S_D, S_F0, S_F) else -1)
+        if b == 0x69 and (sem == S_Z or sem == S_D):  # `1i`: an integer literal
+            return PHT, S_I
         if _CLASS[b] == C_IDSTART:
             if sem == S_Z and b in (0x78, 0x58):
                 return PHT, S_HX
@@ -1821,4 +2434,6 @@ def _num_tail(sem: int, b: int) -> int:
         return S_ED
     if sem in (S_BX, S_B) and b in (0x30, 0x31):
         return S_B
+    if (sem == S_H or sem == S_B) and b == 0x69:  # `0xFFi`, `0b1i`
+        return S_I
     return -1

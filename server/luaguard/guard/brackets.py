@@ -25,24 +25,52 @@ frames the model opened, ``ifx`` the if-expression count of the level outside th
 from __future__ import annotations
 
 from ..luau import lexer as L
-from ..luau.structure import Frame, FrameTracker
+from ..luau.structure import EXPRESSION_PRECEDERS, Frame, FrameTracker
 from .paths import NOVAL, POISON
 
 __all__ = [
     "BRACKETS",
     "K_BLOCK",
     "K_CALL",
+    "K_CTX",
+    "K_FUNC",
     "K_GROUP",
     "K_INDEX",
     "K_INTERP",
     "K_LOOP",
+    "K_PARAMS",
     "K_REPEAT",
     "K_TABLE",
+    "K_TANGLE",
+    "K_TBRACE",
+    "K_TBRACK",
+    "K_TPAREN",
+    "K_TYPE",
+    "K_TYPEOF",
+    "TYPE_KINDS",
     "prompt_frames",
 ]
 
 K_CALL, K_GROUP, K_INDEX, K_TABLE, K_INTERP, K_BLOCK, K_REPEAT, K_LOOP = 1, 2, 3, 4, 5, 6, 7, 8
-BRACKETS = frozenset({K_CALL, K_GROUP, K_INDEX, K_TABLE, K_INTERP})
+#: a function: its header, then its body (closed by ``end``); ``res`` 1 when it declares ``...``
+K_FUNC = 9
+#: a function's parameter list ``(``
+K_PARAMS = 10
+#: a type (after ``:`` in an annotation, ``::``, a type alias's ``=`` ...): ``res`` is the class
+#: of the previous token code goes on with when the type ends
+K_TYPE = 11
+#: brackets inside a type: ``(``, ``<`` (``res`` 0: type arguments; else generic parameters,
+#: ``res`` says where reading goes on after ``>``), ``{`` (a table type), ``[`` (its indexer)
+K_TPAREN, K_TANGLE, K_TBRACE, K_TBRACK = 12, 13, 14, 15
+#: ``typeof(`` in a type: an expression inside
+K_TYPEOF = 16
+#: a projection's stand-in for frames it drops (``res`` bit 1: inside a function that declares
+#: ``...``; bit 2: inside a table type): never popped
+K_CTX = 17
+BRACKETS = frozenset({K_CALL, K_GROUP, K_INDEX, K_TABLE, K_INTERP, K_PARAMS, K_TPAREN, K_TANGLE, K_TBRACE, K_TBRACK,
+                      K_TYPEOF})
+#: frames of a type (the region between a type's start and its end)
+TYPE_KINDS = frozenset({K_TYPE, K_TPAREN, K_TANGLE, K_TBRACE, K_TBRACK})
 
 _LOOKUP_NAMES = frozenset({"WaitForChild", "FindFirstChild", "GetService", "FindService", "FindFirstAncestor"})
 _VALUE_END = frozenset({L.NAME, ")", "]", L.STRING, L.LONG_STRING, L.INTERP_SIMPLE, L.INTERP_END})
@@ -63,32 +91,36 @@ class _PromptFrames(FrameTracker):
             return Frame(kind, tok, res=POISON if lookup else NOVAL)
         if kind == "[":
             return Frame(kind, tok, res=POISON if after_value else NOVAL)
-        if kind == "{":
-            return Frame(kind, tok, res=0)
+        if kind == "{":  # res 1: a call's table argument (see automaton)
+            return Frame(kind, tok, res=1 if after_value and prev.kind != L.STRING else 0)
+        if kind == "function":  # res bit 2: a function expression (see automaton.K_FUNC)
+            return Frame(kind, tok, res=2 if prev is not None and prev.kind in EXPRESSION_PRECEDERS else 0)
         return Frame(kind, tok, awaiting_do, res=NOVAL)
 
 
-def prompt_frames(tokens: list[L.Token], n: int) -> tuple[tuple, int, bool]:
+def prompt_frames(tokens: list[L.Token], n: int, ifexprs=None, vararg_functions=frozenset()) -> tuple[tuple, int, bool]:
     """The open frames after the first ``n`` of a prompt's tokens (comments excluded), the
     current level's if-expression count, and whether the last ``then``/``else`` belonged
     to an if-expression, as the guard represents them.
 
     Runs the structure check's own frame machine
     (:class:`luaguard.luau.structure.FrameTracker`, recovery from mismatched closers
-    included).  Values the guard cannot know are :data:`~.paths.POISON`: the result of a
+    included), with the parser's if-expressions (``ifexprs``) where a parse is at hand; a
+    function's frame is :data:`K_FUNC`, its ``res`` 1 when its ``function`` token's offset is
+    in ``vararg_functions`` (the parser's functions that declare ``...``).  Values the guard cannot know are :data:`~.paths.POISON`: the result of a
     parenthesised expression, of a ``[...]`` index on a value, and of a lookup call
     (``WaitForChild(``) whose closing parenthesis the model may write.
     """
-    machine = _PromptFrames()
+    machine = _PromptFrames(ifexprs)
     machine.run(tokens[:n])
-    frames, ifx = _convert(machine.stack)
+    frames, ifx = _convert(machine.stack, vararg_functions)
     return frames, ifx, machine.expr_next
 
 
-_KIND = {"[": K_INDEX, "{": K_TABLE, "interp": K_INTERP, "repeat": K_REPEAT}
+_KIND = {"[": K_INDEX, "{": K_TABLE, "interp": K_INTERP, "repeat": K_REPEAT, "function": K_FUNC}
 
 
-def _convert(stack: list[Frame]) -> tuple[tuple, int]:
+def _convert(stack: list[Frame], vararg_functions=frozenset()) -> tuple[tuple, int]:
     frames: list[tuple] = []
     ifx = 0
     for f in stack:
@@ -101,7 +133,10 @@ def _convert(stack: list[Frame]) -> tuple[tuple, int]:
             kind = K_GROUP if f.group else K_CALL
         else:
             kind = _KIND.get(f.kind, K_BLOCK)
-        res = f.res if kind in (K_CALL, K_GROUP, K_INDEX) else (0 if kind == K_TABLE else NOVAL)
+        if kind == K_FUNC:
+            res = (1 if f.token.start in vararg_functions else 0) | (f.res & 2)
+        else:
+            res = f.res if kind in (K_CALL, K_GROUP, K_INDEX, K_TABLE) else NOVAL
         frames.append((kind, res, 0, ifx))
         ifx = 0
     return tuple(frames), ifx

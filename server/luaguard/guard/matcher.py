@@ -36,6 +36,8 @@ is checked against the right instance.
 from __future__ import annotations
 
 import bisect
+import itertools
+import re
 import threading
 import weakref
 from collections import OrderedDict
@@ -472,34 +474,58 @@ def _prev_class(tok: L.Token | None, expr_next: bool) -> int:
     return AU.P_OTHER
 
 
-def _restart(text: str, lex: L.LexResult) -> int:
+def _restart(text: str, lex: L.LexResult, regions: Sequence[tuple[int, int]] = ()) -> int:
     """A point near the end where the automaton can begin reading: a line start (or the
     start of a comment or string spanning it), not continuing an expression chain from the
-    previous line.  Looks at the tokens near the end only (binary searches: the lexer's
+    previous line, and not inside a type region of the parse (``regions``: annotations,
+    type aliases, function headers - the automaton must read those from their start to know
+    it reads a type).  Looks at the tokens near the end only (binary searches: the lexer's
     tokens and comments are in text order and do not overlap)."""
     tokens = lex.tokens  # (ends with the EOF token)
     comments = lex.comments
     n = len(tokens) - 1
     pos = len(text)
     cand = 0
-    for _ in range(_MAX_RESTART_LINES):
+    starts = [a for a, _z in regions]
+    # furthest end of the regions so far (one the text ends inside also holds the text's end)
+    end = len(text)
+    reach = list(itertools.accumulate((z if z < end else end + 1 for _a, z in regions), max))
+    lines = 0
+    while lines < _MAX_RESTART_LINES:
         nl = text.rfind("\n", 0, pos)
         cand = nl + 1 if nl >= 0 else 0
         # a comment or a token (a multi-line string) spanning the line start: begin at its start
         j = bisect.bisect_left(comments, cand, key=_start) - 1
-        if j >= 0 and comments[j].start < cand < comments[j].end:
+        if j >= 0 and comments[j].start < cand and (cand < comments[j].end or _open_at_end(comments[j], text)):
             cand = comments[j].start
         else:
             j = bisect.bisect_left(tokens, cand, 0, n, key=_start) - 1
-            if j >= 0 and tokens[j].start < cand < tokens[j].end:
+            if j >= 0 and tokens[j].start < cand and (cand < tokens[j].end or _open_at_end(tokens[j], text)):
                 cand = tokens[j].start
+        r = bisect.bisect_left(starts, cand) - 1
+        if r >= 0 and reach[r] > cand:
+            pos = cand - 1  # inside a type region: further back, however far
+            continue
         i = bisect.bisect_left(tokens, cand, 0, n, key=_start)
         if _fresh_line(tokens[i] if i < n else None, tokens[i - 1] if i > 0 else None):
             return cand
         if cand == 0:
             return 0
         pos = cand - 1
+        lines += 1
     return cand
+
+
+def _open_at_end(tok: L.Token, text: str) -> bool:
+    """Is ``tok`` a long comment or long string the text ends inside (no closer yet)?"""
+    if tok.end != len(text):
+        return False
+    t = tok.text
+    m = _LONG_OPEN.match(t)
+    return m is not None and not t.endswith("]" + m.group(1) + "]")
+
+
+_LONG_OPEN = re.compile(r"(?:--)?\[(=*)\[")
 
 
 def _fresh_line(first: L.Token | None, before: L.Token | None) -> bool:
@@ -535,37 +561,49 @@ def _shared_lex(prompt: str, analysis: PrefixAnalysis | None, shift: int) -> L.L
 
 def _prime(guard: Guard, prompt: str, scripts: list[Instance], analysis: PrefixAnalysis | None, shift: int) -> Cursor:
     space = guard.space
-    lex = _shared_lex(prompt, analysis, shift)
-    base = 0
-    if lex is not None:
-        rel = _restart(analysis.text, lex)  # (the analysed text is prompt[shift:])
-        if rel > 0:  # (at 0 the scan would go on into the header: lex it all instead)
-            base = shift
-            restart = shift + rel
-        else:
-            lex = None
-    if lex is None:
-        lex = L.tokenize(prompt)
-        restart = _restart(prompt, lex)
-    tokens = lex.tokens[:-1]  # (the lexer's tokens end with one EOF token)
+    lex = _shared_lex(prompt, analysis, shift) if analysis is not None else None
+    rel = _restart(analysis.text, lex, analysis.type_regions) if lex is not None else 0
+    if rel == 0:
+        # the parse's facts (and the bindings) of the whole prompt (at the analysed text's
+        # start the reading would go on into the header in front of it)
+        analysis, shift = space.analyze(prompt, scripts), 0
+        lex = analysis.lex
+        rel = _restart(analysis.text, lex, analysis.type_regions)
+    text = analysis.text
+    restart = shift + rel
+    tokens = lex.tokens[:-1]  # (the lexer's tokens end with one EOF token; offsets into text)
     if guard.automaton.paths:
-        if analysis is None:
-            analysis, shift = space.analyze(prompt, scripts), 0
         bindings = dict(space.bindings(analysis, scripts, before=restart, shift=shift))
     else:
         bindings = {}
-    n_before = bisect.bisect_left(tokens, restart - base, key=_start)  # tokens before the restart point
-    stack, ifx, expr_next = prompt_frames(tokens, n_before)
+    n_before = bisect.bisect_left(tokens, restart - shift, key=_start)  # tokens before the restart point
+    stack, ifx, expr_next = prompt_frames(tokens, n_before, analysis.if_expressions, analysis.vararg_functions)
     before = tokens[n_before - 1] if n_before else None
     prev = _prev_class(before, expr_next)
     val = POISON if prev in (AU.P_NAME, AU.P_CALLABLE) else NOVAL
     flags = AU.F_WS | AU.F_NL if restart > 0 else 0
+    if _after_comment_line(text, lex, restart - shift, before):
+        flags |= AU.F_CMT
     state = initial_state(prev, stack, val=val, flags=flags, ifx=ifx)
     cur = Cursor(state, bindings)
     tail = prompt[restart:].encode("utf-8")
     got = _feed(guard, cur, tail, LENIENT)
     assert got is not None  # lenient reading never rejects
     return got._replace(generated=b"")
+
+
+def _after_comment_line(text: str, lex: L.LexResult, at: int, before: L.Token | None) -> bool:
+    """Does a line comment end the line before offset ``at`` (a line start), with no token
+    after it (the linter's comment-paragraph context, :data:`~.automaton.F_CMT`)?"""
+    comments = lex.comments
+    j = bisect.bisect_left(comments, at, key=_start) - 1
+    if j < 0:
+        return False
+    c = comments[j]
+    if c.kind != L.COMMENT or c.end > at or (before is not None and before.start > c.start):
+        return False
+    between = text[c.end:at]
+    return not between.strip() and between.count("\n") <= 1 and ("\n" in between or "\r" in between)
 
 
 # ------------------------------------------------------------------------------------------

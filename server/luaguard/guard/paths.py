@@ -96,12 +96,17 @@ class PrefixAnalysis:
     """What :meth:`PathSpace.analyze` found in a text: its locals and required modules;
     ``text``: the analysed text and ``lex`` its :func:`~luaguard.luau.lexer.tokenize`
     result (the guard's priming reuses it instead of lexing the prompt again; ``None``
-    when not kept)."""
+    when not kept); the parse's facts the priming needs."""
 
     locals: list[LocalFact]
     requires: list[Instance]
     lex: Any = None
     text: str | None = None
+    #: the parse's facts the guard's priming reads (:class:`~luaguard.luau.ast.Chunk`): the
+    #: if-expressions, the functions that declare ``...``, the type regions
+    if_expressions: frozenset = frozenset()
+    vararg_functions: frozenset = frozenset()
+    type_regions: tuple = ()
 
 
 @dataclass
@@ -357,7 +362,8 @@ class PathSpace:
                 f = node.func
                 if type(f) is A.ExprGlobal and f.name == "require":
                     requires.extend(r.value(node.args[0]).nodes)
-        return PrefixAnalysis(locals_, requires, lex, text)
+        return PrefixAnalysis(locals_, requires, lex, text, chunk.if_expressions, chunk.vararg_functions,
+                              tuple(chunk.type_regions))
 
     def bindings(self, analysis: PrefixAnalysis, scripts: list[Instance], *, before: int | None = None,
                  shift: int = 0) -> dict[str, int]:

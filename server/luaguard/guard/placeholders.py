@@ -1,40 +1,37 @@
-"""Placeholder phrases the guard makes impossible inside comments and strings.
+"""Placeholders the guard makes impossible: the linter's own rules, compiled.
 
-The phrase lists are written from the ``placeholder`` rule of the linter
-(:mod:`luaguard.checks.placeholders`) so that guarded output never triggers it:
+The guard refuses a byte that would make the linter's ``placeholder`` rule fire
+(:mod:`luaguard.checks.placeholders`): its comment rules are regular expressions over a
+comment's subject - a context byte (a line comment, one that continues a comment
+paragraph, one inside a table type, a block comment) and the body - and
+:func:`comment_matcher` / :func:`block_matcher` compile exactly those expressions into a
+byte-level DFA (:class:`~.regexdfa.SearchDFA`) that the automaton steps through the
+comment; the byte that makes a match certain, or the end of a comment that matches as a
+whole (``-- same as before`` refused at its line break), is refused.  String contents are
+never placeholders for the linter, so :func:`string_matcher` refuses nothing.
 
-* in **comments**: every truncation marker the rule knows (``...``/``…``, "rest of the
-  code", "your code goes here", "implement this", ``<placeholder>``, "existing code" at the
-  start of a comment, "same as before", "code omitted", "omitted for brevity"), ``TODO`` and
-  ``FIXME``, and ``luaguard`` (so a model cannot write its own ``luaguard: allow(...)``
-  suppression);
-* in **strings** (quoted, long and interpolated): ``TODO``, ``FIXME`` and the "rest of the
-  code" / "your code here" / "implement this" families (an ellipsis stays legal in strings:
-  ``"Loading..."``).
+States are ints: ``state >> 2 == 0`` is the matcher's idle state (in a line comment, once
+no rule anchored at the comment's start can match and no phrase is under way; in a block
+comment, after its first line), where the mask walk may take a run of bytes that completes
+no phrase without stepping it (:meth:`~.automaton.Automaton.free_kind`).
 
-Matching is case-insensitive, treats any run of white space as one space, and requires a
-word boundary before a phrase that starts with a letter (so ``mastodon`` does not contain
-"todo"); there is no boundary requirement after the phrase, which makes the ban slightly
-stricter than the linter (``TODOs`` is banned too).  The regular expressions of the linter
-were expanded by hand into the finite phrase lists below; where the linter anchors a
-pattern at the start of the comment ("existing code ..."), the phrase is anchored too.
-
-:class:`PhraseMatcher` runs the phrases as an Aho-Corasick automaton (Aho & Corasick,
-CACM 1975) over normalised symbols and exposes it as a byte-level DFA with integer states,
-so the guard's automaton can carry one ``int`` per comment or string.
+:class:`PhraseMatcher` (an Aho-Corasick automaton over phrases) remains for the triggers of
+grounded asset ids (:mod:`.numbers`).
 """
 
 from __future__ import annotations
 
 from itertools import product
 
+from ..checks.placeholders import COMMENT_RULES, CTX_BLOCK, CTX_LINE, CTX_RUN, CTX_TYPE, CTX_TYPE_BLOCK
+from .regexdfa import BANNED, SearchDFA
 from .trie import build_trie
 
-__all__ = ["BANNED", "COMMENT_PHRASES", "STRING_PHRASES", "PhraseMatcher", "comment_matcher", "string_matcher"]
+__all__ = ["BANNED", "CommentMatcher", "NoRules", "PhraseMatcher", "block_matcher", "comment_matcher",
+           "string_matcher"]
 
-BANNED = -1
 _BOUNDARY = 256  # virtual symbol before a word that follows a non-word character
-_START = 257  # virtual symbol at the start of a comment body
+_START = 257  # virtual symbol at the start of a text
 _WS = frozenset(b" \t\n\r\v\f")
 
 
@@ -42,37 +39,41 @@ def _alts(*groups: tuple[str, ...]) -> list[str]:
     return [" ".join(w for w in combo if w) for combo in product(*groups)]
 
 
-_CODE_WORDS = ("code", "logic", "implementation")
-_REST = _alts(
-    ("rest of",), ("", "the", "your", "this"),
-    ("code", "implementation", "script", "function", "file", "module", "logic", "class", "method",
-     "body", "loop", "handler"),
-)
-_YOURS = (
-    _alts(("your", "the", "my"), ("", "own"), _CODE_WORDS, ("", "goes"), ("here",))
-    + _alts(_CODE_WORDS, ("goes here",))
-    + _alts(("add", "insert", "put", "write"), ("", "your", "the", "more"), _CODE_WORDS, ("here",))
-)
-_IMPLEMENT = ["implement this", "implement me", "implement here", "implement the rest", "implement it here"]
-_ANCHORED = _alts(
-    ("existing", "previous", "original", "unchanged", "remaining", "other"),
-    ("code", "logic", "functions", "methods", "implementation", "handlers"),
-)
+class CommentMatcher(SearchDFA):
+    """The linter's comment rules (every kind: the guard holds generated text to patch
+    mode, where TODO/FIXME are errors too) as a :class:`~.regexdfa.SearchDFA`.
+    :meth:`ctx_start` is the state after a comment's context byte; :meth:`end` whether the
+    comment may end in a state."""
 
-#: Phrases banned anywhere in a string literal.
-STRING_PHRASES: tuple[str, ...] = tuple(["todo", "fixme"] + _REST + _YOURS + _IMPLEMENT)
+    def __init__(self, idle_after: bytes) -> None:
+        super().__init__([(r.pattern, r.ignore_case) for r in COMMENT_RULES], idle_after)
+        self._ctx = {ctx: self.step(self.start, ctx) for ctx in (CTX_LINE, CTX_RUN, CTX_TYPE, CTX_BLOCK, CTX_TYPE_BLOCK)}
 
-#: Phrases banned in comments; a leading ``^`` anchors the phrase at the start of the body
-#: (after optional white space and one ``(``).
-COMMENT_PHRASES: tuple[str, ...] = tuple(
-    list(STRING_PHRASES)
-    + ["...", "\u2026", "placeholder", "luaguard"]
-    + ["<placeholder", "<your", "<insert", "<todo", "< placeholder", "< your", "< insert", "< todo"]
-    + _alts(("same as", "unchanged from"), ("before", "above", "original"))
-    + _alts(("code",), ("continues", "omitted", "truncated"))
-    + _alts(("omitted", "truncated"), ("for brevity",))
-    + ["^" + p for p in _ANCHORED]
-)
+    def ctx_start(self, ctx: int) -> int:
+        """The state in which a comment's first body byte is read (``ctx``: a ``CTX_*`` byte)."""
+        return self._ctx[ctx]
+
+
+class NoRules:
+    """A matcher that refuses nothing (string contents): one state, ``0``."""
+
+    start = 0
+
+    @staticmethod
+    def step(state: int, b: int) -> int:
+        return 0
+
+    @staticmethod
+    def end(state: int) -> bool:
+        return True
+
+    @staticmethod
+    def scan(data: bytes, state: int | None = None) -> int:
+        return 0
+
+    @staticmethod
+    def byte_classes() -> tuple[int, ...]:
+        return (0,) * 256
 
 
 def _is_word(b: int) -> bool:
@@ -210,21 +211,27 @@ class PhraseMatcher:
         return st
 
 
-_COMMENT: PhraseMatcher | None = None
-_STRING: PhraseMatcher | None = None
+_COMMENT: CommentMatcher | None = None
+_BLOCK: CommentMatcher | None = None
+_STRING = NoRules()
 
 
-def comment_matcher() -> PhraseMatcher:
-    """The shared matcher for comment bodies."""
+def comment_matcher() -> CommentMatcher:
+    """The shared matcher of line comments (idle once a plain word was read)."""
     global _COMMENT
     if _COMMENT is None:
-        _COMMENT = PhraseMatcher(COMMENT_PHRASES)
+        _COMMENT = CommentMatcher(b"\x01 zqx zqx ")
     return _COMMENT
 
 
-def string_matcher() -> PhraseMatcher:
-    """The shared matcher for string contents."""
-    global _STRING
-    if _STRING is None:
-        _STRING = PhraseMatcher(STRING_PHRASES)
+def block_matcher() -> CommentMatcher:
+    """The shared matcher of block comment bodies (idle after their first line)."""
+    global _BLOCK
+    if _BLOCK is None:
+        _BLOCK = CommentMatcher(b"\x03 zqx\nzqx\n")
+    return _BLOCK
+
+
+def string_matcher() -> NoRules:
+    """The matcher of string contents: the linter reads no placeholder in a string."""
     return _STRING

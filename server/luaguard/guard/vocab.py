@@ -72,7 +72,7 @@ from .automaton import (
     projection_args,
     projection_is_identity,
 )
-from .placeholders import BANNED, PhraseMatcher, comment_matcher, string_matcher
+from .placeholders import BANNED, block_matcher, comment_matcher, string_matcher
 from .token_bytes import TokenTable
 
 try:  # the compiled walk (setup.py builds it; optional)
@@ -97,8 +97,8 @@ _KW_LAST = frozenset(b"dl")  # last letters of `end` and `until`
 _IDENT = [(48 <= b <= 57) or (65 <= b <= 90) or (97 <= b <= 122) or b == 95 for b in range(256)]
 _END_BIT = {0x22: END_DQ, 0x27: END_SQ, 0x60: END_BT, 0x5D: END_RB, 0x0A: END_NL, 0x0D: END_NL}
 _WS = b" \t\x0b\x0c\r\n"
-_VAL_BYTES = frozenset(b".:[(\"')" + _WS)  # first bytes after which the value read so far matters
-_FLAG_BYTES = frozenset(b".{}" + _WS)  # ... after which the white-space flags matter
+_VAL_BYTES = frozenset(b".:[(\"')-" + _WS)  # first bytes after which the value read so far matters
+_FLAG_BYTES = frozenset(b".{}-" + _WS)  # ... after which the flags matter (`-`: a comment's context)
 _NSTR_STOP = frozenset(b"\"'\\\x7f" + bytes(range(32)))  # bytes a free name string does not simply take
 
 
@@ -170,7 +170,7 @@ def _expand(a: np.ndarray, z: np.ndarray) -> np.ndarray:
 
 
 
-def _dangers(m: PhraseMatcher, data: bytes) -> list[bool]:
+def _dangers(m, data: bytes) -> list[bool]:
     """``out[j]``: a placeholder phrase of ``m`` may be completed by bytes from position ``j``
     on (a phrase starting at ``j`` is checked as if a non-word byte preceded it, a phrase
     starting later with the byte that really precedes it)."""
@@ -235,19 +235,19 @@ class VocabTrie:
         # Automaton.free_kind): F_IDENT identifier bytes only, F_NSTR no byte that ends a
         # free name string, and per kind of text no byte that ends it and no placeholder
         plain = [F_ALL] * n_roots
-        cm, sm = comment_matcher(), string_matcher()
+        cm, bm, sm = comment_matcher(), block_matcher(), string_matcher()
         for rank, (lay, data, _i) in enumerate(real):
             n = len(data)
             kind = [F_ALL] * (n + 1)
             danger_c = _dangers(cm, data)
-            danger_s = _dangers(sm, data)
+            danger_b = _dangers(bm, data)
             for j in range(n - 1, -1, -1):
                 byte = data[j]
                 k = kind[j + 1] & _BYTE_KIND[byte]
                 if danger_c[j]:
-                    k &= ~(F_LCMT | F_BCMT)
-                if danger_s[j]:
-                    k &= ~(F_DQ | F_SQ | F_LSTR | F_INTERP)
+                    k &= ~F_LCMT
+                if danger_b[j]:
+                    k &= ~F_BCMT
                 kind[j] = k
             suffix = [0] * (n + 1)
             endbits = [0] * (n + 1)

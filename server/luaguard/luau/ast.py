@@ -664,7 +664,7 @@ class Chunk:
     ``table_types`` ...)."""
 
     __slots__ = ("body", "errors", "hot_comments", "globals_assigned", "lookups", "varargs", "global_reads", "local_names",
-                 "if_expressions", "table_types")
+                 "if_expressions", "table_types", "vararg_functions", "type_regions")
 
     def __init__(self, body: Block, errors: list[ParseError], hot_comments: list[str]) -> None:
         self.body = body
@@ -687,6 +687,12 @@ class Chunk:
         #: ``(start, end)`` of every table type ``{ ... }`` (in a type annotation, alias or
         #: assertion), sorted by start.
         self.table_types: list[tuple[int, int]] = []
+        #: offsets of the ``function`` tokens of functions that declare ``...``
+        self.vararg_functions: frozenset[int] = frozenset()
+        #: ``(start, end)`` of the stretches a reader must take as a whole to know it reads a
+        #: type: every annotation (from its ``:`` or ``::``), type alias and function header
+        #: (from ``function`` to its return type), sorted by start
+        self.type_regions: list[tuple[int, int]] = []
 
 
 def children(node: Node) -> Iterator[Node]:

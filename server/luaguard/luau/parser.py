@@ -199,6 +199,8 @@ class Parser:
         self.local_names: set[str] = set()
         self.if_expressions: list[int] = []
         self.table_types: list[tuple[int, int]] = []
+        self.vararg_functions: list[int] = []
+        self.type_regions: list[tuple[int, int]] = []
 
     # -- token helpers ---------------------------------------------------------------
     @property
@@ -234,6 +236,14 @@ class Parser:
 
     def line_start(self, offset: int) -> int:
         return self.text.rfind("\n", 0, offset) + 1
+
+    def type_region(self, start: int, errors_before: int) -> None:
+        """Record a type region from ``start`` to here (see ``Chunk.type_regions``); one the
+        text ends inside (an error reported at the end) reaches the end of the text."""
+        end = self.prev_end
+        if self.tok.kind == L.EOF and len(self.errors) > errors_before:
+            end = len(self.text)
+        self.type_regions.append((start, end))
 
     # -- errors ----------------------------------------------------------------------
     def report(self, start: int, end: int, message: str) -> None:
@@ -738,9 +748,11 @@ class Parser:
         else:
             self.report_name_error("type name")
             name, name_start = "%error-id%", self.tok.start
+        errs = len(self.errors)
         generics = self.parse_generic_type_list(with_defaults=True)
         self.expect("=", "type alias")
         type_ = self.parse_type()
+        self.type_region(start, errs)
         return A.StatTypeAlias(start, type_.end, name, name_start, generics, type_, exported)
 
     def parse_type_function(self, start: int, exported: bool) -> A.Stat:
@@ -860,6 +872,7 @@ class Parser:
         func = A.ExprFunction(start, start)
         func.attributes = attributes
         func.name = name
+        header_errors = len(self.errors)
         func.generics = self.parse_generic_type_list(with_defaults=False)
         paren = self.match_of(self.tok, "(")
         self.expect("(", "function")
@@ -871,6 +884,9 @@ class Parser:
         self.expect_match(")", paren, search_for_missing=True)
         self.stop_on[")"] -= 1
         func.return_type = self.parse_optional_return_type()
+        self.type_region(match.start, header_errors)
+        if vararg:
+            self.vararg_functions.append(match.start)
         if local_name is not None:
             own = self.push_local(local_name[0], local_name[1], local_name[2], None, is_const, kind="function")
             func.own_local = own
@@ -910,8 +926,10 @@ class Parser:
             name, s, e = "%error-id%", t.start, t.start
         annotation = None
         if self.tok.kind == ":":
+            colon, errs = self.tok.start, len(self.errors)
             self.next()
             annotation = self.parse_type()
+            self.type_region(colon, errs)
         return name, s, e, annotation
 
     def parse_binding_list(self, out: list, allow_dot3: bool) -> tuple[bool, object]:
@@ -976,8 +994,10 @@ class Parser:
             # asexp ::= simpleexp ['::' Type]
             expr = self.parse_primary_expr(False) if kind == L.NAME else self.parse_simple_expr()
             if self.tok.kind == "::":
+                colon, errs = self.tok.start, len(self.errors)
                 self.next()
                 annotation = self.parse_type()
+                self.type_region(colon, errs)
                 expr = A.ExprTypeAssertion(expr.start, annotation.end, expr, annotation)
         op = self.binary_op(limit)
         binary = _BINARY
@@ -1768,4 +1788,6 @@ def parse(text: str, lex: L.LexResult | None = None, *, declarations: bool = Fal
     chunk.local_names = parser.local_names
     chunk.if_expressions = frozenset(parser.if_expressions)
     chunk.table_types = sorted(parser.table_types)
+    chunk.vararg_functions = frozenset(parser.vararg_functions)
+    chunk.type_regions = sorted(parser.type_regions)
     return chunk

@@ -2,7 +2,8 @@
 
 Facts, listed from two public references: the Luau standard library (luau-lang.org,
 "Library" page: base functions and the ``math``, ``string``, ``table``, ``coroutine``,
-``bit32``, ``utf8``, ``os``, ``debug``, ``buffer`` and ``vector`` libraries) and Roblox's
+``bit32``, ``utf8``, ``os``, ``debug``, ``buffer``, ``vector`` and - in current Luau -
+``integer`` libraries, the last registered by ``luaL_openlibs``) and Roblox's
 engine globals (create.roblox.com, "Roblox globals" and "Data types" reference pages).
 Deprecated globals (``wait``, ``spawn``, ``delay`` ...) are included here because they
 still exist; :mod:`luaguard.checks.deprecated_api` warns about them separately.
@@ -16,7 +17,7 @@ LUAU_GLOBALS = frozenset(
     assert collectgarbage error gcinfo getfenv getmetatable ipairs loadstring newproxy next
     pairs pcall print rawequal rawget rawlen rawset require select setfenv setmetatable
     tonumber tostring type typeof unpack xpcall _G _VERSION
-    math string table coroutine bit32 utf8 os debug buffer vector
+    math string table coroutine bit32 utf8 os debug buffer vector integer
     """.split()
 )
 

@@ -1,0 +1,414 @@
+"""luaguard on real, public, modern Luau: false errors of the linter and refusals of the guard.
+
+The corpus is ``bench/corpus/manifest.json`` (public repositories at fixed commits),
+unpacked by ``bench/corpus/unpack.py`` into a cache outside the repository; nothing of it
+is committed.  The syntax oracle is the Luau reference compiler, ``luau-compile`` built
+locally from a fetched luau-lang/luau (``--compiler``; not committed): a file is *valid*
+when ``luau-compile --null FILE`` accepts it.  Each file is linted as ``luaguard check``
+would lint it: the project found above it (``luaguard.toml``, ``*.project.json`` or
+``sourcemap.json``) and that project's settings.
+
+Printed, for the valid files:
+
+* (a) files with a false syntax finding (``syntax_error``, ``unbalanced_bracket``,
+  ``unclosed_block``);
+* (b) files with any error-severity finding in editor mode, and those findings by rule;
+* (c) files with a patch-mode error finding other than a TODO/FIXME comment, by rule;
+* (d) with ``--guard``: the guard replay - each valid file fed token by token through the
+  guard of its own project (``script`` bound to the file's instances), primed with its first
+  line and again from a random line, for each tokenizer of ``--tokenizers`` (``default``:
+  the shipped model's; ``byte_level`` and ``metaspace``: the byte-level BPE and the
+  SentencePiece-style tokenizers the tests train on the samples).  A refusal is a *miss*
+  when the patch-mode linter reports no error on the lines of the refused token; after a
+  refusal the replay goes on from the next line.  Files with a miss are counted and the
+  first few listed;
+* (e) with ``--mutants N``: N mutated copies of valid files (half with one ``)``/``]``/
+  ``}``/``end``/``until`` deleted, half with one token deleted, duplicated or swapped,
+  seeded): agreement with the compiler on "has a syntax error" and on the first error's
+  line.
+
+Never crashes on a file: an exception inside luaguard is counted and listed as such.
+Usage::
+
+    python bench/corpus/unpack.py
+    python bench/real_code.py --compiler /path/to/luau-compile [--guard] [--mutants 2000] \\
+        [--tokenizers default,byte_level,metaspace] [--jobs 2] [--repos NAME,...] [--limit N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from collections import Counter, defaultdict
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "bench" / "corpus"))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from unpack import default_cache, load_manifest, slug  # noqa: E402
+
+SYNTAX_RULES = {"syntax_error", "unbalanced_bracket", "unclosed_block"}
+OUT = ROOT / "bench" / "out"
+
+
+# -- corpus ------------------------------------------------------------------------------------
+def corpus_files(cache: Path, repos: set[str] | None) -> list[tuple[str, Path]]:
+    """``(repo, path)`` of every ``.lua``/``.luau`` file of the unpacked corpus."""
+    out = []
+    for entry in load_manifest():
+        if repos and entry["repo"] not in repos and slug(entry["repo"]) not in repos:
+            continue
+        base = cache / slug(entry["repo"])
+        if not base.is_dir():
+            print(f"missing from the cache: {entry['repo']} (run bench/corpus/unpack.py)", file=sys.stderr)
+            continue
+        for dirpath, dirnames, filenames in os.walk(base):
+            dirnames[:] = sorted(d for d in dirnames if d != ".git")
+            for name in sorted(filenames):
+                if name.endswith((".lua", ".luau")):
+                    out.append((entry["repo"], Path(dirpath) / name))
+    return out
+
+
+def compiler_accepts(compiler: str, paths: list[Path], cache_file: Path) -> dict[str, bool]:
+    """``sha1 -> accepted`` for each file (cached across runs by content hash)."""
+    try:
+        known = json.loads(cache_file.read_text())
+    except (OSError, ValueError):
+        known = {}
+    key = f"{compiler}:{os.path.getmtime(compiler)}"
+    if known.get("_compiler") != key:
+        known = {"_compiler": key}
+    out = {}
+    for p in paths:
+        h = hashlib.sha1(p.read_bytes()).hexdigest()
+        if h not in known:
+            proc = subprocess.run([compiler, "--null", str(p)], capture_output=True)
+            known[h] = proc.returncode == 0
+        out[str(p)] = known[h]
+    cache_file.parent.mkdir(parents=True, exist_ok=True)
+    cache_file.write_text(json.dumps(known))
+    return out
+
+
+# -- per-process state ---------------------------------------------------------------------------
+_ENGINES: dict = {}
+_TOKENIZERS: dict = {}
+
+
+def engine_for(path: Path):
+    """The engine ``luaguard check PATH`` would use (project root found above the file)."""
+    from luaguard.engine import Engine
+    from luaguard.workspace import find_project_root, read_project_settings
+
+    root = find_project_root(path)
+    key = str(root)
+    eng = _ENGINES.get(key)
+    if eng is None:
+        eng = _ENGINES[key] = Engine(root, read_project_settings(root).settings)
+    return eng
+
+
+def tokenizer(name: str):
+    tok = _TOKENIZERS.get(name)
+    if tok is None:
+        if name == "default":
+            from luaguard.guard.model import _load_tokenizer, default_model_path
+
+            tok = _load_tokenizer(default_model_path())
+        elif name == "byte_level":
+            from guard_support import byte_level_tokenizer
+
+            tok = byte_level_tokenizer()
+        elif name == "metaspace":
+            from guard_support import metaspace_tokenizer
+
+            tok = metaspace_tokenizer()
+        else:
+            raise SystemExit(f"unknown tokenizer {name!r}")
+        from luaguard.guard.token_bytes import token_table
+
+        _TOKENIZERS[name] = tok = (tok, token_table(tok))
+    return tok
+
+
+# -- one file ----------------------------------------------------------------------------------
+def _error_lines(findings) -> set[int]:
+    lines: set[int] = set()
+    for f in findings:
+        if f.severity.label == "error":
+            lines.update(range(f.range.start.line, f.range.end.line + 1))
+    return lines
+
+
+def lint_file(path_str: str) -> dict:
+    """Editor- and patch-mode findings of one file, summarised."""
+    path = Path(path_str)
+    out: dict = {"file": path_str}
+    try:
+        eng = engine_for(path)
+        data = path.read_bytes()
+        t0 = time.perf_counter()
+        editor = eng.lint_bytes(data, path)
+        out["seconds"] = time.perf_counter() - t0
+        text = data.decode("utf-8", "replace")
+        patch = eng.lint_text(text, path, mode="patch")
+        out["editor"] = [(f.rule, f.severity.label, f.range.start.line + 1, f.message) for f in editor]
+        out["patch"] = [(f.rule, f.severity.label, f.range.start.line + 1, f.message) for f in patch]
+        out["internal"] = [m for r, _s, _l, m in out["editor"] + out["patch"] if r == "internal_error"]
+    except Exception:  # noqa: BLE001 - a bench never stops on one file
+        out["crash"] = traceback.format_exc()
+    return out
+
+
+def replay_file(args: tuple[str, list[str], int]) -> dict:
+    """The guard replay of one valid file for each tokenizer (see the module docstring)."""
+    path_str, tokenizers, seed = args
+    from luaguard.guard.context import encode_text
+    from luaguard.guard.matcher import GuardOptions, guard_for
+
+    path = Path(path_str)
+    out: dict = {"file": path_str, "runs": {}}
+    try:
+        eng = engine_for(path)
+        data = path.read_bytes()
+        text = data.decode("utf-8")
+        error_lines = _error_lines(eng.lint_text(text, path, mode="patch"))
+        project = eng.project
+        rel = eng.relpath(path)
+        scripts = project.instances_for_file(rel) if project is not None and rel is not None else []
+        line_starts = [0] + [i + 1 for i, b in enumerate(data) if b == 0x0A and i + 1 < len(data)]
+        rng = random.Random(f"{seed}:{path_str}")
+        primes = {"first_line": line_starts[1] if len(line_starts) > 1 else len(data),
+                  "random_line": rng.choice(line_starts)}
+        for name in tokenizers:
+            tok, table = tokenizer(name)
+            guard = guard_for(table, project, GuardOptions())
+            for how, start in primes.items():
+                misses, refusals, tokens, note = _replay(guard, tok, table, data, start, scripts, error_lines, encode_text)
+                out["runs"][f"{name}/{how}"] = {"misses": misses, "refusals": refusals, "tokens": tokens, "note": note}
+    except Exception:  # noqa: BLE001
+        out["crash"] = traceback.format_exc()
+    return out
+
+
+def _replay(guard, tok, table, data: bytes, start: int, scripts, error_lines: set[int], encode_text):
+    misses: list[tuple[int, str, str]] = []
+    refusals = tokens = 0
+    note = ""
+    pos = start
+    while pos < len(data):
+        m = guard.matcher(data[:pos].decode("utf-8"), scripts=scripts)
+        rest = data[pos:]
+        ids = encode_text(tok, rest.decode("utf-8"))
+        pieces = [table.token_bytes[i] or b"" for i in ids]
+        joined = b"".join(pieces)
+        shift = 0
+        if joined != rest:
+            if joined == b" " + rest:
+                shift = 1  # a SentencePiece tokenizer's prefix space on the first token
+            else:
+                note = f"tokenizer does not reproduce the text from byte {pos}"
+                break
+        off = pos - shift
+        bad = None
+        for i, piece in zip(ids, pieces):
+            if not m.consume(i):
+                bad = (max(off, pos), piece)
+                break
+            tokens += 1
+            off += len(piece)
+        if bad is None:
+            break
+        refusals += 1
+        b_off, piece = bad
+        first_line = data.count(b"\n", 0, b_off)
+        last_line = first_line + piece.count(b"\n")
+        if not any(ln in error_lines for ln in range(first_line, last_line + 1)):
+            line_text = data.split(b"\n")[first_line].decode("utf-8", "replace").strip()
+            misses.append((first_line + 1, piece.decode("utf-8", "replace"), line_text[:120]))
+        nxt = data.find(b"\n", b_off)
+        if nxt < 0:
+            break
+        pos = nxt + 1
+    return misses, refusals, tokens, note
+
+
+# -- mutants -------------------------------------------------------------------------------------
+def mutants(valid: list[Path], compiler: str, n: int, seed: int) -> dict:
+    from luaguard.engine import Engine
+    from luaguard.luau.mutate import mutate
+    from syntax_oracle import compiler_verdict, luaguard_verdict
+
+    engine = Engine()
+    rng = random.Random(seed)
+    workdir = tempfile.mkdtemp(prefix="luaguard-real-code-")
+    agree_has = agree_line = both = total = 0
+    shown = []
+    texts: dict[Path, str] = {}
+    while total < n and valid:
+        path = rng.choice(valid)
+        text = texts.get(path)
+        if text is None:
+            text = texts[path] = path.read_bytes().decode("utf-8", "replace")
+        kinds = ("delete_closer",) if total % 2 == 0 else ("delete", "duplicate", "swap")
+        m = mutate(text, rng, kinds)
+        if m is None:
+            continue
+        total += 1
+        c_has, c_line, c_msg = compiler_verdict(compiler, m.text, workdir)
+        l_has, l_line, l_msg = luaguard_verdict(engine, m.text)
+        ok_has = c_has == l_has
+        agree_has += ok_has
+        if c_has and l_has:
+            both += 1
+            agree_line += c_line == l_line
+        if (not ok_has or (c_has and l_has and c_line != l_line)) and len(shown) < 12:
+            shown.append(f"{path.name} {m.kind} {m.token!r}@{m.offset}: luau={c_has}:{c_line} {c_msg[:60]!r} | "
+                         f"luaguard={l_has}:{l_line} {l_msg[:60]!r}")
+    return {"total": total, "agree_has": agree_has, "both": both, "agree_line": agree_line, "shown": shown}
+
+
+# -- main ----------------------------------------------------------------------------------------
+def _pct(a: int, b: int) -> str:
+    return f"{a}/{b} = {100.0 * a / b:.2f}%" if b else f"{a}/0"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--compiler", required=True, help="luau-compile built from luau-lang/luau")
+    ap.add_argument("--cache", type=Path, default=None, help="the unpacked corpus (default: as unpack.py)")
+    ap.add_argument("--repos", default="", help="comma-separated owner/name (default: the whole manifest)")
+    ap.add_argument("--limit", type=int, default=0, help="at most this many files (a quick run)")
+    ap.add_argument("--guard", action="store_true", help="run the guard replay (d)")
+    ap.add_argument("--tokenizers", default="default,byte_level,metaspace")
+    ap.add_argument("--mutants", type=int, default=0, help="mutated copies for (e)")
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
+    ap.add_argument("--show", type=int, default=12, help="list this many files per problem")
+    args = ap.parse_args(argv)
+    if not os.path.isfile(args.compiler):
+        print(f"--compiler {args.compiler}: no such file", file=sys.stderr)
+        return 2
+    cache = args.cache or default_cache()
+    repos = {r.strip() for r in args.repos.split(",") if r.strip()} or None
+    files = corpus_files(cache, repos)
+    if args.limit:
+        files = random.Random(args.seed).sample(files, min(args.limit, len(files)))
+    size = sum(p.stat().st_size for _r, p in files)
+    print(f"corpus: {len(files)} files, {size / 1e6:.2f} MB, {len({r for r, _p in files})} repositories ({cache})")
+    t0 = time.perf_counter()
+    accepted = compiler_accepts(args.compiler, [p for _r, p in files], OUT / "real_code_compiler.json")
+    valid = [p for _r, p in files if accepted[str(p)]]
+    valid_mb = sum(p.stat().st_size for p in valid) / 1e6
+    print(f"valid (the compiler accepts): {len(valid)} files, {valid_mb:.2f} MB; rejected: {len(files) - len(valid)}"
+          f" ({time.perf_counter() - t0:.1f} s)")
+
+    # (a) (b) (c) ------------------------------------------------------------------------------
+    t0 = time.perf_counter()
+    with ProcessPoolExecutor(args.jobs) as pool:
+        results = list(pool.map(lint_file, [str(p) for p in valid], chunksize=8))
+    wall = time.perf_counter() - t0
+    lint_s = sum(r.get("seconds", 0.0) for r in results)
+    crashes = [r for r in results if "crash" in r]
+    internal = [r for r in results if r.get("internal")]
+    ok = [r for r in results if "crash" not in r]
+    a = [r for r in ok if any(f[0] in SYNTAX_RULES for f in r["editor"])]
+    b = [r for r in ok if any(f[1] == "error" for f in r["editor"])]
+    b_rules = Counter(f[0] for r in ok for f in r["editor"] if f[1] == "error")
+
+    def todo(f) -> bool:
+        return f[0] == "placeholder" and f[3].startswith(("TODO comment", "FIXME comment"))
+
+    c = [r for r in ok if any(f[1] == "error" and not todo(f) for f in r["patch"])]
+    c_rules = Counter(f[0] for r in ok for f in r["patch"] if f[1] == "error" and not todo(f))
+    n = len(valid)
+    print(f"linting: {wall:.1f} s wall for editor + patch mode, {lint_s:.1f} s in the editor-mode lints "
+          f"({valid_mb / lint_s:.2f} MB/s per core)" if lint_s else "")
+    print(f"crashes: {len(crashes)}   internal_error findings: {len(internal)}")
+    for r in (crashes + internal)[: args.show]:
+        print(f"  {r['file']}: {(r.get('crash') or r['internal'][0]).strip().splitlines()[-1]}")
+    print(f"(a) valid files with a false syntax finding: {_pct(len(a), n)}")
+    for r in a[: args.show]:
+        f = next(f for f in r["editor"] if f[0] in SYNTAX_RULES)
+        print(f"  {r['file']}:{f[2]}: {f[0]} {f[3]}")
+    print(f"(b) valid files with an error-severity finding (editor mode): {_pct(len(b), n)}; by rule: {dict(b_rules)}")
+    for r in b[: args.show]:
+        f = next(f for f in r["editor"] if f[1] == "error")
+        print(f"  {r['file']}:{f[2]}: {f[0]} {f[3][:110]}")
+    print(f"(c) valid files with a patch-mode error other than TODO/FIXME: {_pct(len(c), n)}; by rule: {dict(c_rules)}")
+    for r in c[: args.show]:
+        f = next(f for f in r["patch"] if f[1] == "error" and not todo(f))
+        print(f"  {r['file']}:{f[2]}: {f[0]} {f[3][:110]}")
+    summary = {"files": len(files), "mb": size / 1e6, "valid": n, "a": len(a), "b": len(b), "c": len(c),
+               "b_rules": b_rules, "c_rules": c_rules, "crashes": len(crashes), "internal": len(internal)}
+
+    # (d) --------------------------------------------------------------------------------------
+    if args.guard:
+        toks = [t.strip() for t in args.tokenizers.split(",") if t.strip()]
+        t0 = time.perf_counter()
+        # group a repository's files so a worker reuses its engines and guards
+        jobs = [(str(p), toks, args.seed) for p in sorted(valid, key=lambda p: (find_root_key(p), str(p)))]
+        with ProcessPoolExecutor(args.jobs) as pool:
+            reps = list(pool.map(replay_file, jobs, chunksize=16))
+        wall = time.perf_counter() - t0
+        g_crash = [r for r in reps if "crash" in r]
+        total_tokens = sum(run["tokens"] for r in reps for run in r["runs"].values())
+        print(f"(d) guard replay: {len(reps)} files x {len(toks)} tokenizers x 2 primings, {total_tokens:,} tokens "
+              f"in {wall:.0f} s; crashes: {len(g_crash)}")
+        for r in g_crash[: args.show]:
+            print(f"  CRASH {r['file']}: {r['crash'].strip().splitlines()[-1]}")
+        per: dict[str, list] = defaultdict(list)
+        notes = Counter()
+        for r in reps:
+            for key, run in r["runs"].items():
+                if run["misses"]:
+                    per[key].append((r["file"], run["misses"]))
+                if run["note"]:
+                    notes[key] += 1
+        for name in toks:
+            files_missed = {f for key in (f"{name}/first_line", f"{name}/random_line") for f, _m in per[key]}
+            print(f"  {name}: files where the guard refuses a token the patch-mode linter accepts: "
+                  f"{_pct(len(files_missed), len(reps))} (first line {len(per[name + '/first_line'])}, "
+                  f"random line {len(per[name + '/random_line'])}); not replayed (tokenizer mismatch): "
+                  f"{notes[name + '/first_line']}")
+            for f, misses in per[f"{name}/first_line"][: args.show]:
+                line, piece, text = misses[0]
+                print(f"    {f}:{line}: refused {piece!r} in {text!r}" + (f" (+{len(misses) - 1} more)" if len(misses) > 1 else ""))
+        summary["guard"] = {name: len({f for key in (f"{name}/first_line", f"{name}/random_line") for f, _m in per[key]})
+                            for name in toks}
+
+    # (e) --------------------------------------------------------------------------------------
+    if args.mutants:
+        t0 = time.perf_counter()
+        res = mutants(sorted(valid), args.compiler, args.mutants, args.seed)
+        print(f"(e) mutants: {res['total']} ({time.perf_counter() - t0:.0f} s): 'has a syntax error' agrees "
+              f"{_pct(res['agree_has'], res['total'])}; first error line {_pct(res['agree_line'], res['both'])}")
+        for line in res["shown"]:
+            print(f"  {line}")
+        summary["mutants"] = {k: v for k, v in res.items() if k != "shown"}
+
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / "real_code.json").write_text(json.dumps(summary, indent=2, default=dict))
+    return 0
+
+
+def find_root_key(p: Path) -> str:
+    from luaguard.workspace import find_project_root
+
+    return str(find_project_root(p))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

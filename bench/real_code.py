@@ -182,8 +182,10 @@ def replay_file(args: tuple[str, list[str], int]) -> dict:
     out: dict = {"file": path_str, "runs": {}}
     try:
         eng = engine_for(path)
-        data = path.read_bytes()
-        text = data.decode("utf-8")
+        # (a file that is not valid UTF-8 is read as the linter and an editor read it: with
+        # replacement characters)
+        text = path.read_bytes().decode("utf-8", "replace")
+        data = text.encode("utf-8")
         error_lines = _error_lines(eng.lint_text(text, path, mode="patch"))
         project = eng.project
         rel = eng.relpath(path)

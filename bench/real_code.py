@@ -20,8 +20,10 @@ Printed, for the valid files:
   the shipped model's; ``byte_level`` and ``metaspace``: the byte-level BPE and the
   SentencePiece-style tokenizers the tests train on the samples).  A refusal is a *miss*
   when the patch-mode linter reports no error on the lines of the refused token; after a
-  refusal the replay goes on from the next line.  Files with a miss are counted and the
-  first few listed;
+  refusal the replay goes on from the next line.  Every ``--mask-every``-th token is also
+  checked against the guard's mask for its position (what a decoding loop applies): a mask
+  that bans the file's own token, or allows one the matcher refuses, is a miss too.  Files
+  with a miss are counted and the first few listed;
 * (e) with ``--mutants N``: N mutated copies of valid files (half with one ``)``/``]``/
   ``}``/``end``/``until`` deleted, half with one token deleted, duplicated or swapped,
   seeded): agreement with the compiler on "has a syntax error" and on the first error's
@@ -172,10 +174,11 @@ def lint_file(path_str: str) -> dict:
     return out
 
 
-def replay_file(args: tuple[str, list[str], int]) -> dict:
+def replay_file(args: tuple[str, list[str], int, int]) -> dict:
     """The guard replay of one valid file for each tokenizer (see the module docstring)."""
-    path_str, tokenizers, seed = args
-    from luaguard.guard.context import encode_text
+    path_str, tokenizers, seed, mask_every = args
+    from guard_support import replay
+    from luaguard.checks.runtime_names import created_names
     from luaguard.guard.matcher import GuardOptions, guard_for
 
     path = Path(path_str)
@@ -190,61 +193,27 @@ def replay_file(args: tuple[str, list[str], int]) -> dict:
         project = eng.project
         rel = eng.relpath(path)
         scripts = project.instances_for_file(rel) if project is not None and rel is not None else []
+        services = not (project is not None and rel is not None and project.outside_datamodel(rel))
+        # the names the linter takes as created at run time: the project's and the file's own
+        names = eng.runtime_names.names()
+        own = created_names(text)
+        if not own <= names:
+            names = names | own
         line_starts = [0] + [i + 1 for i, b in enumerate(data) if b == 0x0A and i + 1 < len(data)]
         rng = random.Random(f"{seed}:{path_str}")
         primes = {"first_line": line_starts[1] if len(line_starts) > 1 else len(data),
                   "random_line": rng.choice(line_starts)}
         for name in tokenizers:
             tok, table = tokenizer(name)
-            guard = guard_for(table, project, GuardOptions())
+            guard = guard_for(table, project, GuardOptions(services=services), runtime_names=names)
             for how, start in primes.items():
-                misses, refusals, tokens, note = _replay(guard, tok, table, data, start, scripts, error_lines, encode_text)
-                out["runs"][f"{name}/{how}"] = {"misses": misses, "refusals": refusals, "tokens": tokens, "note": note}
+                misses, refusals, tokens, masks, note = replay(guard, tok, table, data, start, scripts=scripts,
+                                                               error_lines=error_lines, mask_every=mask_every)
+                out["runs"][f"{name}/{how}"] = {"misses": misses, "refusals": refusals, "tokens": tokens,
+                                                "masks": masks, "note": note}
     except Exception:  # noqa: BLE001
         out["crash"] = traceback.format_exc()
     return out
-
-
-def _replay(guard, tok, table, data: bytes, start: int, scripts, error_lines: set[int], encode_text):
-    misses: list[tuple[int, str, str]] = []
-    refusals = tokens = 0
-    note = ""
-    pos = start
-    while pos < len(data):
-        m = guard.matcher(data[:pos].decode("utf-8"), scripts=scripts)
-        rest = data[pos:]
-        ids = encode_text(tok, rest.decode("utf-8"))
-        pieces = [table.token_bytes[i] or b"" for i in ids]
-        joined = b"".join(pieces)
-        shift = 0
-        if joined != rest:
-            if joined == b" " + rest:
-                shift = 1  # a SentencePiece tokenizer's prefix space on the first token
-            else:
-                note = f"tokenizer does not reproduce the text from byte {pos}"
-                break
-        off = pos - shift
-        bad = None
-        for i, piece in zip(ids, pieces):
-            if not m.consume(i):
-                bad = (max(off, pos), piece)
-                break
-            tokens += 1
-            off += len(piece)
-        if bad is None:
-            break
-        refusals += 1
-        b_off, piece = bad
-        first_line = data.count(b"\n", 0, b_off)
-        last_line = first_line + piece.count(b"\n")
-        if not any(ln in error_lines for ln in range(first_line, last_line + 1)):
-            line_text = data.split(b"\n")[first_line].decode("utf-8", "replace").strip()
-            misses.append((first_line + 1, piece.decode("utf-8", "replace"), line_text[:120]))
-        nxt = data.find(b"\n", b_off)
-        if nxt < 0:
-            break
-        pos = nxt + 1
-    return misses, refusals, tokens, note
 
 
 # -- mutants -------------------------------------------------------------------------------------
@@ -295,6 +264,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, default=0, help="at most this many files (a quick run)")
     ap.add_argument("--guard", action="store_true", help="run the guard replay (d)")
     ap.add_argument("--tokenizers", default="default,byte_level,metaspace")
+    ap.add_argument("--mask-every", type=int, default=8,
+                    help="check the mask at every N-th token of the replay (0: never)")
     ap.add_argument("--mutants", type=int, default=0, help="mutated copies for (e)")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
@@ -361,14 +332,15 @@ def main(argv: list[str] | None = None) -> int:
         toks = [t.strip() for t in args.tokenizers.split(",") if t.strip()]
         t0 = time.perf_counter()
         # group a repository's files so a worker reuses its engines and guards
-        jobs = [(str(p), toks, args.seed) for p in sorted(valid, key=lambda p: (find_root_key(p), str(p)))]
+        jobs = [(str(p), toks, args.seed, args.mask_every) for p in sorted(valid, key=lambda p: (find_root_key(p), str(p)))]
         with ProcessPoolExecutor(args.jobs) as pool:
             reps = list(pool.map(replay_file, jobs, chunksize=16))
         wall = time.perf_counter() - t0
         g_crash = [r for r in reps if "crash" in r]
         total_tokens = sum(run["tokens"] for r in reps for run in r["runs"].values())
+        total_masks = sum(run["masks"] for r in reps for run in r["runs"].values())
         print(f"(d) guard replay: {len(reps)} files x {len(toks)} tokenizers x 2 primings, {total_tokens:,} tokens "
-              f"in {wall:.0f} s; crashes: {len(g_crash)}")
+              f"({total_masks:,} of them checked against the mask) in {wall:.0f} s; crashes: {len(g_crash)}")
         for r in g_crash[: args.show]:
             print(f"  CRASH {r['file']}: {r['crash'].strip().splitlines()[-1]}")
         per: dict[str, list] = defaultdict(list)

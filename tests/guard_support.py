@@ -145,3 +145,66 @@ def cpu_threads(n: int = 1) -> None:
 
     torch.set_num_threads(n)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def replay(guard, tok, table, data: bytes, start: int, *, scripts=(), error_lines=frozenset(), mask_every: int = 0):
+    """Feed ``data[start:]`` (UTF-8 Luau) token by token (``tok``'s encoding, ``table`` its
+    :class:`~luaguard.guard.token_bytes.TokenTable`) through ``guard``, primed with
+    ``data[:start]`` (``scripts``: the file's instances); after a refusal, go on from the
+    next line, primed anew.  Every ``mask_every``-th token is also checked against the
+    guard's mask (0: never).  Returns ``(misses, refusals, tokens, masks, note)``: misses
+    as ``(line, token text, line text or what disagreed)`` for refusals on lines outside
+    ``error_lines`` (0-based lines with an error finding) and for any mask that disagrees
+    with the matcher; ``note`` says why the replay stopped early (a tokenizer that does not
+    reproduce the text), else ``""``."""
+    from luaguard.guard.context import encode_text
+
+    misses: list[tuple[int, str, str]] = []
+    refusals = tokens = masks = 0
+    note = ""
+    pos = start
+    while pos < len(data):
+        m = guard.matcher(data[:pos].decode("utf-8"), scripts=scripts)
+        rest = data[pos:]
+        ids = encode_text(tok, rest.decode("utf-8"))
+        pieces = [table.token_bytes[i] or b"" for i in ids]
+        joined = b"".join(pieces)
+        shift = 0
+        if joined != rest:
+            if joined == b" " + rest:
+                shift = 1  # a SentencePiece tokenizer's prefix space on the first token
+            else:
+                note = f"tokenizer does not reproduce the text from byte {pos}"
+                break
+        off = pos - shift
+        bad = None
+        for i, piece in zip(ids, pieces):
+            banned = None
+            if mask_every and tokens % mask_every == 0:
+                banned = bool(m.mask().banned_row()[i])
+                masks += 1
+            ok = m.consume(i)
+            if banned is not None and banned == ok:
+                # the mask and the matcher disagree: a miss whatever the linter says
+                line = data.count(b"\n", 0, max(off, pos))
+                why = "mask bans the matcher's token" if ok else "mask allows a token the matcher refuses"
+                misses.append((line + 1, piece.decode("utf-8", "replace"), why))
+            if not ok:
+                bad = (max(off, pos), piece)
+                break
+            tokens += 1
+            off += len(piece)
+        if bad is None:
+            break
+        refusals += 1
+        b_off, piece = bad
+        first_line = data.count(b"\n", 0, b_off)
+        last_line = first_line + piece.count(b"\n")
+        if not any(ln in error_lines for ln in range(first_line, last_line + 1)):
+            line_text = data.split(b"\n")[first_line].decode("utf-8", "replace").strip()
+            misses.append((first_line + 1, piece.decode("utf-8", "replace"), line_text[:120]))
+        nxt = data.find(b"\n", b_off)
+        if nxt < 0:
+            break
+        pos = nxt + 1
+    return misses, refusals, tokens, masks, note

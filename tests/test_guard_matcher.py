@@ -151,11 +151,45 @@ def test_locals_the_model_declares_are_bound(guard) -> None:
     assert not ok(guard, prompt, "local util = RS.Shared.Util :: Folder\nutil.Nope")
 
 
-def test_conflicting_bindings_make_indexing_impossible(guard) -> None:
+def test_bindings_follow_scopes(guard) -> None:
+    """A local hides an outer one in its block only (the resolver's scoping): after the
+    block the outer binding is back; a name whose value is not an instance hides it too."""
     prompt = "local x = game.ReplicatedStorage.Shared.Util\n"
-    # a second declaration of x bound elsewhere: which one is in scope is unknown
-    assert not ok(guard, prompt, "do local x = game.ReplicatedStorage.Shared.Modules end\nx.M")
-    assert ok(guard, prompt, "do local x = game.ReplicatedStorage.Shared.Modules end\nprint(x)\n")
+    inner = "do local x = game.ReplicatedStorage.Shared.Modules\n"
+    assert ok(guard, prompt, inner + "x.Combat\n")
+    assert not ok(guard, prompt, inner + "x.Maid")
+    assert ok(guard, prompt, inner + "end\nx.Maid\n")
+    assert not ok(guard, prompt, inner + "end\nx.Combat")
+    # the same, with the inner declaration in the prompt
+    assert ok(guard, prompt + inner, "x.Combat\n")
+    assert ok(guard, prompt + inner + "end\n", "x.Maid\n")
+    assert not ok(guard, prompt + inner + "end\n", "x.Combat")
+    assert ok(guard, prompt + inner, "end\nx.Maid\n")
+    assert not ok(guard, prompt + inner, "end\nx.Combat")
+    # parameters and loop variables hide it; a local with an unknown value does too
+    for shadow in ("local function f(x)\n", "for _, x in t do\n", "for x = 1, 2 do\n", "local x = f()\n",
+                   "if c then local x\n"):
+        assert ok(guard, prompt, shadow + "x.Anything\n"), shadow
+        assert ok(guard, prompt + shadow, "x.Anything\n"), shadow
+    assert not ok(guard, prompt, "local function f(x)\nend\nx.Anything")
+    assert not ok(guard, prompt + "local function f(x)\nend\n", "x.Anything")
+    # an else-branch does not see the then-branch's locals
+    assert not ok(guard, prompt + "if c then\nlocal x = f()\nelse\n", "x.Anything")
+    assert ok(guard, prompt + "if c then\nlocal x = f()\nelseif d then\n", "x.Maid\n")
+
+
+def test_find_first_child_reaches_descendants_with_a_true_second_argument(guard) -> None:
+    """``FindFirstChild(name, true)`` searches descendants (the resolver's rule): a name
+    found only below a child may be written, but the call must go on with ``,``."""
+    p = "local hud = game.Players.LocalPlayer.PlayerGui.MainHud\nlocal t = hud:FindFirstChild("
+    assert ok(guard, p, '"Timer", true)\n')
+    assert not ok(guard, p, '"Timer")')
+    assert not ok(guard, "local hud = game.Players.LocalPlayer.PlayerGui.MainHud\nlocal t = hud:FindFirstChild ",
+                  '"Timer"')
+    assert ok(guard, p, '"HealthBar")\n')  # a child: with or without the search
+    assert ok(guard, p, '"HealthBar", true)\n')
+    assert not ok(guard, p, '"Timerz"')
+    assert ok(guard, p, '"Timer", true).Text = ""\n')  # (the value after the search is open)
 
 
 def test_groups_and_type_assertions_keep_the_value(guard) -> None:

@@ -405,6 +405,12 @@ async def test_engine_host_lint_swap_and_stats():
     assert await host.lint(path, text, "utf-16", 3, lambda: True) is None  # stale: skipped
     stats = host.stats()
     assert stats == {"rules": {"unknown_instance": 1}, "files": 1}
+    # the same version linted and published again counts once; a new version replaces it
+    await host.lint(path, text, "utf-16", 2)
+    await host.lint(path, text, "utf-16", 2)
+    assert host.stats() == {"rules": {"unknown_instance": 1}, "files": 1}
+    await host.lint(path, text + "local N = require(script.Parent.Nope)\n", "utf-16", 4)
+    assert host.stats()["rules"] == {"unknown_instance": 3}  # 1 of version 2, kept, + 2 of version 4
     host.stop()
 
 

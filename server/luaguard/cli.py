@@ -279,6 +279,7 @@ def cmd_complete(args: argparse.Namespace) -> int:
     missing = missing_dependencies()
     if missing:
         raise UsageError(f"luaguard complete: {missing_message(missing)}")
+    from .checks.runtime_names import created_names
     from .guard.generate import CompletionEngine, CompletionRequest, parse_location
     from .guard.model import ModelLoadError
 
@@ -308,7 +309,9 @@ def cmd_complete(args: argparse.Namespace) -> int:
         timeout_ms=args.timeout_ms, stop=args.stop,
     )
     try:
-        result = CompletionEngine(settings).complete(request, project=engine.project)
+        # the names created at run time, as the linter reads them (the project's and the file's)
+        names = engine.runtime_names.names() | created_names(text)
+        result = CompletionEngine(settings).complete(request, project=engine.project, runtime_names=names)
     except ModelLoadError as exc:
         raise UsageError(f"cannot load the completion model: {exc}") from exc
     if args.format == "json":

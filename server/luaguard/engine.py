@@ -222,8 +222,7 @@ class Engine:
             scripts=scripts,
             runtime_names=_with_own_names(self.runtime_names.view, text),
             options={"extra_globals": self.extra_globals(rel if rel is not None else path)},
-            in_datamodel=not (project is not None and project.kind != "none" and rel is not None
-                              and not scripts and not project.maps_path(rel)),
+            in_datamodel=not (project is not None and rel is not None and project.outside_datamodel(rel)),
         )
         from .luau.parser import parse
 

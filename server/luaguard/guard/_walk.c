@@ -503,6 +503,7 @@ enum { C_BAD = 0, C_WS = 1, C_NL = 2, C_IDSTART = 3, C_DIGIT = 4 };
 #define NOVAL (-2)
 #define POISON (-1)
 #define LITERAL (-5)
+#define DESC (-8) /* paths.DESC */
 #define ATTACH_MAYBE (-3)
 #define G_FRESH (-10)
 #define G_CHAIN (-11)
@@ -532,7 +533,7 @@ static const long C_LAYOUT[] = {M_CODE, M_IDENT, M_NUM, M_DASH, M_DOT1, M_DOT2, 
                                 8 /* END_RB */, 16 /* END_NL */, -1 /* BANNED */, 4 /* S_E */,
                                 M_LBRACK_EQ, 64 /* F_LSTR */, M_LARG, M_IARG, M_AFTER, KIND_BRACKET, A_CALL, A_INDEX,
                                 P_FUNCTION, P_FNAME, TYPE_PREV, TYPE_STR, A_STRCALL, F_CMT, F_CR, F_DOTS, F_KEPT,
-                                K_FUNC, K_PARAMS, K_TBRACE, K_CTX, N_NUM_STATES};
+                                K_FUNC, K_PARAMS, K_TBRACE, K_CTX, N_NUM_STATES, DESC};
 #define N_LAYOUT ((Py_ssize_t)(sizeof(C_LAYOUT) / sizeof(C_LAYOUT[0])))
 
 #define TI(t, i) PyTuple_GET_ITEM((t), (i))
@@ -1113,6 +1114,8 @@ static int nstr_step(Walker *w, PyObject *s, long b, PyObject **out, long *fk) {
             return 0;
         if (r == NE_REJECT)
             return 1;
+        if (r == DESC && as_long(TI(pay, 3)) == A_STRCALL)
+            return 1; /* `x:FindFirstChild "Name"`: a descendant's name needs `, true` */
         PyObject *res = PyLong_FromLongLong(r == NE_DEFAULT ? NOVAL : r);
         if (res == NULL)
             return -1;
@@ -1251,6 +1254,8 @@ static int after_arg(Walker *w, PyObject *s, long b, PyObject **out) {
     long after = as_long(TI(pay, 1));
     Py_ssize_t n = PyTuple_GET_SIZE(stack);
     long topk = n ? as_long(TI(TI(stack, n - 1), 0)) : -1;
+    if (after == A_CALL && b == 0x29 && topk == K_CALL && as_long(res) == DESC)
+        return 1; /* a name FindFirstChild finds only as a descendant, without `, true` */
     if ((after == A_CALL && b == 0x29 && topk == K_CALL) || (after != A_CALL && b == 0x5D && topk == K_INDEX)) {
         PyObject *top = TI(stack, n - 1);
         PyObject *st = PyTuple_GetSlice(stack, 0, n - 1);
@@ -1262,7 +1267,8 @@ static int after_arg(Walker *w, PyObject *s, long b, PyObject **out) {
     }
     if (after == A_CALL && b == 0x2C && topk == K_CALL) {
         PyObject *top = TI(stack, n - 1);
-        PyObject *st = with_top(stack, frame_of(K_CALL, res, TI(top, 2), TI(top, 3)));
+        PyObject *st = with_top(stack, frame_of(K_CALL, as_long(res) == DESC ? small(NOVAL) : res, TI(top, 2),
+                                                TI(top, 3)));
         if (st == NULL)
             return -1;
         int r = code_from(w, s, P_STRING, small(NOVAL), st, TI(s, 8), b, out);

@@ -29,8 +29,8 @@ stack, numbers - so that what the guard treats as code is what the linter treats
 
 **Value rules** follow :class:`luaguard.checks.resolve.Resolver` (the linter): a chain
 starts at a variable bound to instances (the caller attaches the value of the identifier at
-each token boundary; inside a token it is :data:`ATTACH_MAYBE`, which makes indexing it
-impossible in that token); ``.Name``/``["Name"]`` use the ``KIND_DOT``/``KIND_BRACKET``
+each token boundary; inside a token it is :data:`ATTACH_MAYBE`, an unknown value: the
+caller re-reads the tokens in which a bound name ends, see :meth:`.matcher.Guard.mask`); ``.Name``/``["Name"]`` use the ``KIND_DOT``/``KIND_BRACKET``
 tables, ``:WaitForChild("Name")``/``:FindFirstChild`` ``KIND_LOOKUP``,
 ``:GetService``/``:FindService`` ``KIND_SERVICE``, ``:FindFirstAncestor``
 ``KIND_ANCESTOR``; parenthesised chains ``(x).Y`` and ``(x :: T).Y`` keep the value.
@@ -83,7 +83,7 @@ from .brackets import (
     TYPE_KINDS,
 )
 from .numbers import ID_TRIGGERS, IdSet
-from .paths import KIND_BRACKET, KIND_DOT, KIND_METHOD, NOVAL, POISON, PathSpace
+from .paths import DESC, KIND_BRACKET, KIND_DOT, KIND_METHOD, NOVAL, POISON, PathSpace
 from ..checks.placeholders import CTX_BLOCK, CTX_LINE, CTX_RUN, CTX_TYPE, CTX_TYPE_BLOCK
 from .placeholders import BANNED, PhraseMatcher, block_matcher, comment_matcher, string_matcher
 
@@ -149,7 +149,7 @@ _TEXT_MODES = frozenset({M_STR, M_LSTR, M_LCMT, M_BCMT, M_INTERP})
 # runs of bytes a state accepts whole (see Automaton.free_kind)
 F_IDENT, F_NSTR, F_LCMT, F_BCMT, F_DQ, F_SQ, F_LSTR, F_INTERP, F_BLANK = 1, 2, 4, 8, 16, 32, 64, 128, 256
 F_ALL = 511
-ATTACH_MAYBE = -3  # identifier text unknown to the automaton: indexing it is rejected
+ATTACH_MAYBE = -3  # identifier text unknown to the automaton: its value is unknown (NOVAL)
 # identifier payload bits; an identifier of a type keeps its phase in bits 8 and up
 I_JUXT, I_EXPRPOS, I_AFTER_STRING = 1, 2, 4
 I_TYPE, I_FHEAD, I_PARAM, I_FORVAR, I_ALIAS, I_AFTER_EXPORT = 8, 16, 32, 64, 128, 256
@@ -157,10 +157,11 @@ I_CONTEXT = I_TYPE | I_FHEAD | I_PARAM | I_FORVAR | I_ALIAS
 I_PHASE_SHIFT = 10
 
 # type phases (the payload of M_TYPE, bits 0-4; bits 5-6: a pending `.` (1), `..` (2) or `-` (3))
+# (TP_NTYPEOF: `typeof` where a parameter or field name may stand: a name, or `typeof(...)`)
 (TP_EXPECT, TP_NAME, TP_DOT, TP_DONE, TP_PDONE, TP_FIELD, TP_FNAME, TP_FRW, TP_KEYCOLON, TP_GPARAM, TP_GAFTER,
- TP_GPACK, TP_PLIST, TP_PNAME, TP_TARG0, TP_TYPEOF) = range(16)
+ TP_GPACK, TP_PLIST, TP_PNAME, TP_TARG0, TP_TYPEOF, TP_NTYPEOF) = range(17)
 #: phases in which a type is complete (a byte that cannot continue it ends it)
-_TP_COMPLETE = frozenset({TP_NAME, TP_DONE, TP_PDONE, TP_FNAME, TP_FRW, TP_PNAME})
+_TP_COMPLETE = frozenset({TP_NAME, TP_DONE, TP_PDONE, TP_FNAME, TP_FRW, TP_PNAME, TP_NTYPEOF})
 #: phases in which a type starts (`{`, `(`, a name, a string ...)
 _TP_START = frozenset({TP_EXPECT, TP_TARG0, TP_PLIST, TP_FIELD})
 # K_TANGLE's res: type arguments, or generic parameters of a function, a type alias or a
@@ -327,7 +328,7 @@ def _c_tables() -> dict:
                    M_NAME, F_IDENT, M_NSTR, F_NSTR, M_CSTART, M_CLB, F_LCMT, F_BCMT, END_RB, END_NL, BANNED, S_E,
                    M_LBRACK_EQ, F_LSTR, M_LARG, M_IARG, M_AFTER, KIND_BRACKET, A_CALL, A_INDEX,
                    P_FUNCTION, P_FNAME, TYPE_PREV, TYPE_STR, A_STRCALL, F_CMT, F_CR, F_DOTS, F_KEPT,
-                   K_FUNC, K_PARAMS, K_TBRACE, K_CTX, N_NUM_STATES),
+                   K_FUNC, K_PARAMS, K_TBRACE, K_CTX, N_NUM_STATES, DESC),
         "kw_next": tuple(_KW_NEXT.get((k, b), -1) for k in range(n_kw) for b in range(256)),
         "idchar": bytes(int(c) for c in _IDCHAR),
         "kw_word": bytes(int(k in _KW_AT) for k in range(n_kw)),
@@ -1467,7 +1468,13 @@ class Automaton:
         if bits & I_TYPE:
             return self._type_word(s, word, _CTXW_AT.get(kw), bits >> I_PHASE_SHIFT, b, how)
         if bits & (I_FHEAD | I_PARAM | I_FORVAR) and word is None:
-            prev = P_FNAME if bits & I_FHEAD else (P_PNAME if bits & I_PARAM else P_FORNAME)
+            if bits & I_FHEAD:
+                prev = P_FNAME
+            else:
+                # a parameter (in scope in the function's body: the frame under the list's)
+                # or a loop variable (in the loop's frame): it hides an outer name
+                prev, depth = (P_PNAME, len(stack) - 1) if bits & I_PARAM else (P_FORNAME, len(stack))
+                ev = ev + (("param", depth),)
             return self._code(prev, 0, NOVAL, stack, decl, N_NONE, ifx, ev, b, how)
         if bits & (I_FHEAD | I_PARAM | I_FORVAR) and not how & LENIENT:
             return None  # a keyword where a name must stand
@@ -1530,7 +1537,9 @@ class Automaton:
                     decl = None
         else:
             prev = P_NAME
-            val = POISON if attach == ATTACH_MAYBE else attach
+            # inside a token the identifier's value is not attached: unknown here (NOVAL);
+            # Guard.mask re-reads the tokens where a bound name ends inside the token
+            val = NOVAL if attach == ATTACH_MAYBE else attach
             declaring = decl is not None and decl[0] == D_EXPECT_NAME and len(stack) == decl[3] and not bits & I_JUXT
             ctxw = _CTXW_AT.get(kw)
             if ctxw is not None and not declaring:
@@ -1545,7 +1554,7 @@ class Automaton:
                     decl = None
                 elif decl[0] == D_EXPECT_NAME and len(stack) == decl[3]:
                     decl = (D_AFTER_NAME, decl[1] + 1, 0, decl[3], 0, decl[5])
-                    ev = ev + (("name",),)
+                    ev = ev + (("name", decl[3]),)
             if tail == 2:
                 num = N_IDNAME
         return self._code(prev, kflags, val, stack, decl, num, ifx, ev, b, how)
@@ -1653,6 +1662,11 @@ class Automaton:
                     res = r
                 elif not t.free and not lenient:
                     return None
+            if res == DESC and after == A_STRCALL:
+                # `x:FindFirstChild "Name"` has no second argument: a child only
+                if not lenient:
+                    return None
+                res = NOVAL
             return (M_AFTER, (res, after), P_NONE, 0, NOVAL, s[STACK], s[DECL], N_NONE, s[IFX], s[EV])
         if b == 0x5C or b < 0x20 or b == 0x7F:
             if not lenient:
@@ -1679,10 +1693,16 @@ class Automaton:
             return s
         if after == A_CALL:
             if b == 0x29 and stack and stack[-1][0] == K_CALL:
+                if res == DESC:
+                    # a name `FindFirstChild` finds only as a descendant, without `, true`
+                    if not how & LENIENT:
+                        return None
+                    res = NOVAL
                 return (M_CODE, 0, P_CALLABLE, 0, res, stack[:-1], s[DECL], N_NONE, stack[-1][3], s[EV])
             if b == 0x2C and stack and stack[-1][0] == K_CALL:
                 top = stack[-1]
-                stack = stack[:-1] + ((K_CALL, res, top[2], top[3]),)
+                # (after a descendant's name the search's value is unknown to the guard)
+                stack = stack[:-1] + ((K_CALL, NOVAL if res == DESC else res, top[2], top[3]),)
         elif b == 0x5D and stack and stack[-1][0] == K_INDEX:
             return (M_CODE, 0, P_CALLABLE, 0, res, stack[:-1], s[DECL], N_NONE, stack[-1][3], s[EV])
         return self._code(P_STRING, 0, NOVAL, stack, s[DECL], N_NONE, s[IFX], s[EV], b, how)
@@ -1970,9 +1990,12 @@ class Automaton:
             elif phase == TP_TARG0 and b == 0x3E:
                 return self._tstate(s, TP_DONE, stack[:-1])
         else:  # a complete type
-            if phase == TP_FNAME or phase == TP_PNAME:
+            if phase == TP_FNAME or phase == TP_PNAME or phase == TP_NTYPEOF:
                 if b == 0x3A:  # a property's / a named parameter's type
                     return self._tstate(s, TP_EXPECT)
+                if b == 0x28 and phase == TP_NTYPEOF:
+                    return (M_CODE, 0, P_PRE, 0, NOVAL, stack + ((K_TYPEOF, NOVAL, gen, 0),), s[DECL], N_NONE, 0,
+                            s[EV])
                 phase = TP_NAME  # the name was a type
             elif phase == TP_FRW:  # `read`/`write`: an access modifier before a field, or a name
                 if cls == C_IDSTART:
@@ -2010,6 +2033,8 @@ class Automaton:
             nxt = TP_NAME
         elif phase == TP_GPARAM:
             nxt = TP_GAFTER
+        elif ctxw == "typeof" and (phase == TP_FIELD or phase == TP_PLIST):
+            nxt = TP_NTYPEOF  # `(typeof(x), ...)`, `{typeof(x)}`, or a parameter/field named so
         elif phase == TP_FIELD:
             nxt = TP_FRW if ctxw in ("read", "write") else TP_FNAME
         elif phase == TP_PLIST:

@@ -98,10 +98,12 @@ class _PromptFrames(FrameTracker):
         return Frame(kind, tok, awaiting_do, res=NOVAL)
 
 
-def prompt_frames(tokens: list[L.Token], n: int, ifexprs=None, vararg_functions=frozenset()) -> tuple[tuple, int, bool]:
+def prompt_frames(tokens: list[L.Token], n: int, ifexprs=None,
+                  vararg_functions=frozenset()) -> tuple[tuple, int, bool, tuple[int, ...]]:
     """The open frames after the first ``n`` of a prompt's tokens (comments excluded), the
-    current level's if-expression count, and whether the last ``then``/``else`` belonged
-    to an if-expression, as the guard represents them.
+    current level's if-expression count, whether the last ``then``/``else`` belonged to an
+    if-expression, as the guard represents them, and each frame's opener token offset
+    (``if`` for an if-statement's frame, ``while``/``for``, ``function`` ...).
 
     Runs the structure check's own frame machine
     (:class:`luaguard.luau.structure.FrameTracker`, recovery from mismatched closers
@@ -114,7 +116,8 @@ def prompt_frames(tokens: list[L.Token], n: int, ifexprs=None, vararg_functions=
     machine = _PromptFrames(ifexprs)
     machine.run(tokens[:n])
     frames, ifx = _convert(machine.stack, vararg_functions)
-    return frames, ifx, machine.expr_next
+    openers = tuple(f.token.start for f in machine.stack if f.kind != "ifexpr")
+    return frames, ifx, machine.expr_next, openers
 
 
 _KIND = {"[": K_INDEX, "{": K_TABLE, "interp": K_INTERP, "repeat": K_REPEAT, "function": K_FUNC}

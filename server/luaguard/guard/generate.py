@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -460,13 +460,14 @@ class CompletionEngine:
             self._loaded = load_model(self.settings.model, device=self._device)
         return self._loaded
 
-    def warm(self, project, texts: Sequence[str] | None = None, *, budget_s: float = 5.0) -> int:
-        """Fill the guard's mask cache for ``project`` by reading ``texts`` (default: the
-        project's script files) for at most ``budget_s`` seconds; returns the tokens read.
-        Meant for a background thread after start-up: the first completions are then as fast
-        as later ones."""
+    def warm(self, project, texts: Sequence[str] | None = None, *, budget_s: float = 5.0,
+             runtime_names: Iterable[str] = ()) -> int:
+        """Fill the guard's mask cache for ``project`` (and ``runtime_names``, as for
+        :meth:`guard`) by reading ``texts`` (default: the project's script files) for at
+        most ``budget_s`` seconds; returns the tokens read.  Meant for a background thread
+        after start-up: the first completions are then as fast as later ones."""
         lm = self.load()
-        g = self.guard(project)
+        g = self.guard(project, runtime_names=runtime_names)
         if texts is None:
             texts = []
             root = getattr(project, "root_dir", None)
@@ -479,21 +480,25 @@ class CompletionEngine:
         seqs = (encode_text(lm.tokenizer, t) for t in texts)
         return g.warm(seqs, budget_s=budget_s)
 
-    def guard(self, project=None, *, options: GuardOptions | None = None, ids: Sequence[str] = ()) -> Guard:
-        """The guard for this engine's model and ``project``."""
+    def guard(self, project=None, *, options: GuardOptions | None = None, ids: Sequence[str] = (),
+              runtime_names: Iterable[str] = ()) -> Guard:
+        """The guard for this engine's model and ``project`` (``runtime_names``: the names the
+        project's scripts create at run time, see :func:`~.matcher.guard_for`)."""
         lm = self.load()
         table = token_table(lm.tokenizer, _logits_width(lm), eos_ids=_eos_ids(lm))
-        return guard_for(table, project, options or GuardOptions(), ids)
+        return guard_for(table, project, options or GuardOptions(), ids, runtime_names)
 
-    def complete(self, request: CompletionRequest, *, project=None,
+    def complete(self, request: CompletionRequest, *, project=None, runtime_names: Iterable[str] = (),
                  cancelled: Callable[[], bool] | None = None) -> Completion:
-        """Generate a completion at ``request.offset`` (see the module docstring)."""
+        """Generate a completion at ``request.offset`` (see the module docstring);
+        ``runtime_names``: as for :meth:`guard` (the engine's
+        ``runtime_names.names()``, so the guard accepts what the linter accepts)."""
         try:
-            return self._complete(request, project=project, cancelled=cancelled)
+            return self._complete(request, project=project, runtime_names=runtime_names, cancelled=cancelled)
         finally:
             _release_memory()
 
-    def _complete(self, request: CompletionRequest, *, project=None,
+    def _complete(self, request: CompletionRequest, *, project=None, runtime_names: Iterable[str] = (),
                   cancelled: Callable[[], bool] | None = None) -> Completion:
         s = self.settings
         max_tokens = int(request.max_tokens if request.max_tokens is not None else s.max_tokens)
@@ -506,8 +511,10 @@ class CompletionEngine:
         timeout_ms = request.timeout_ms if request.timeout_ms is not None else s.timeout_ms
         deadline = start + timeout_ms / 1000.0 if timeout_ms and timeout_ms > 0 else None
         scripts = []
+        services = True  # a file outside the project's DataModel: service names are free, as for the linter
         if project is not None and request.path:
             scripts = project.instances_for_file(request.path)
+            services = not project.outside_datamodel(request.path)
         degraded = None
         if project is None:
             degraded = "no project: instance paths are checked against the Roblox service list only"
@@ -520,11 +527,12 @@ class CompletionEngine:
                     from .numbers import collect_ids
 
                     ids = tuple(collect_ids(None, [request.text]))
-                g = self.guard(project, options=GuardOptions(grounded_numbers=request.grounded_numbers, stop=request.stop), ids=ids)
+                options = GuardOptions(grounded_numbers=request.grounded_numbers, stop=request.stop, services=services)
+                g = self.guard(project, options=options, ids=ids, runtime_names=runtime_names)
             prefix = request.text[: request.offset]
             space = analysis = None
             if project is not None:
-                space = path_space(project)
+                space = path_space(project, runtime_names, services=services)
                 analysis = space.analyze(prefix, scripts)  # parsed once for the facts and the guard
             prompt = build_prompt(
                 request.text, request.offset, tokenizer=lm.tokenizer, context_length=lm.context_length,

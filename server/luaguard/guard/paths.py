@@ -22,12 +22,14 @@ accept.
 
 Name tries exclude names the guard will not write: non-identifiers after ``.``, and names
 holding quotes, backslashes or control characters inside strings.  Names that scripts
-create at run time (the linter's ``runtime_names``) are not offered: the guard only
-proposes names the project tree shows.
+create at run time (the linter's ``runtime_names``, passed to the space) are accepted
+wherever the linter accepts them - under a closed instance, with an unknown value - so the
+guard never refuses what the linter lets through.
 """
 
 from __future__ import annotations
 
+import bisect
 import re
 import threading
 from collections.abc import Iterable, Mapping, Sequence
@@ -39,9 +41,11 @@ from ..project.tree import Instance, is_identifier
 from .trie import LazyTrie, build_trie
 
 __all__ = [
+    "DESC",
     "KIND_ANCESTOR",
     "KIND_BRACKET",
     "KIND_DOT",
+    "KIND_FIND",
     "KIND_LOOKUP",
     "KIND_SERVICE",
     "LOOKUP_METHODS",
@@ -66,11 +70,17 @@ KIND_LOOKUP = 2  # x:WaitForChild("Name") / x:FindFirstChild("Name")
 KIND_SERVICE = 3  # game:GetService("Name") / game:FindService("Name")
 KIND_ANCESTOR = 4  # x:FindFirstAncestor("Name")
 KIND_METHOD = 5  # the lookup method names themselves (results are KIND_* codes)
+#: x:FindFirstChild("Name") - a child, or (with a literal ``true`` second argument, the
+#: resolver's recursive search) a descendant: descendant-only names have the value DESC
+KIND_FIND = 6
+#: the value of a name :meth:`FindFirstChild` finds only as a descendant: the call must go
+#: on with ``, true`` (the automaton refuses its ``)`` right after the name)
+DESC = -8
 
 #: Methods after which the guard constrains the first string argument (the resolver's set).
 LOOKUP_METHODS: dict[str, int] = {
     "WaitForChild": KIND_LOOKUP,
-    "FindFirstChild": KIND_LOOKUP,
+    "FindFirstChild": KIND_FIND,
     "GetService": KIND_SERVICE,
     "FindService": KIND_SERVICE,
     "FindFirstAncestor": KIND_ANCESTOR,
@@ -81,14 +91,23 @@ _SENTINEL = "\x01luaguard-no-such-name\x01"
 
 @dataclass(frozen=True)
 class LocalFact:
-    """One name of a ``local`` declaration: the statement's offsets, whether it has values,
-    and the value the resolver gives the name (:data:`NOVAL` when not an instance)."""
+    """One local name: the declaring statement's offsets (a ``local``'s; a function's for
+    its parameters, a loop's for its variables), whether it has values, and the value the
+    resolver gives the name (:data:`NOVAL` when not an instance - it still hides an outer
+    binding of the name).  ``visible``: the offset from which the name is in scope;
+    ``opener``: the offset of the token the linter's frame machine names the enclosing
+    block by while inside it (``then``/``else`` of an if-branch, ``do`` of a loop or a
+    ``do`` block, ``repeat``, ``function``; -1 for the chunk): the name is in scope at a
+    point after ``visible`` exactly while that frame is open there (its block cannot be
+    left and re-entered)."""
 
     start: int
     end: int
     has_values: bool
     name: str
     value: int
+    visible: int = 0
+    opener: int = -1
 
 
 @dataclass(frozen=True)
@@ -154,14 +173,20 @@ class PathSpace:
 
     ``project`` is a :class:`~luaguard.project.index.ProjectIndex` (``None`` gives an open
     ``DataModel`` with the shipped API data: every child name is accepted, service names are
-    still checked).  Build a new space after the project changes.  Thread-safe.
+    still checked); ``runtime_names``: the names the project's scripts create at run time
+    (:class:`~luaguard.checks.runtime_names.RuntimeNames`), which the linter accepts under
+    closed instances; ``services``: check service names (``False``: any name is a
+    service, as for a file outside the project's DataModel).  Build a new space after the
+    project or those names change.  Thread-safe.
     """
 
-    def __init__(self, project=None) -> None:
+    def __init__(self, project=None, runtime_names: frozenset[str] = frozenset(), *, services: bool = True) -> None:
         if project is None:
             project = _empty_project()
         self.project = project
-        self._resolver = Resolver(project, [], frozenset())
+        self.runtime_names = frozenset(runtime_names)
+        self.services = services
+        self._resolver = Resolver(project, [], self.runtime_names)
         self._sets: list[tuple[Instance, ...]] = []
         self._set_ids: dict[tuple[int, ...], int] = {}
         self._tables: list[NameTable] = []
@@ -252,6 +277,8 @@ class PathSpace:
         return len(self._tables) - 1
 
     def _build(self, value: int, kind: int) -> NameTable:
+        if kind == KIND_FIND:
+            return self._build_find(value)
         nodes = self.nodes(value)
         names: dict[str, int] = {}
         members: set[str] = set()
@@ -261,7 +288,8 @@ class PathSpace:
                 members.update(self.project.api.members(n.class_name))
             members.discard("Parent")
             members.discard("LocalPlayer")
-        for name in self._candidates(nodes, kind):
+        candidates = self._candidates(nodes, kind)
+        for name in candidates:
             if name in members:
                 names[name] = NOVAL
                 continue
@@ -269,9 +297,38 @@ class PathSpace:
             if ok:
                 names[name] = res
         free = self.evaluate(value, kind, _SENTINEL)[0]
+        if not free and kind != KIND_SERVICE and self.runtime_names:
+            # the linter lets a name created at run time through where no child has it
+            # (one probe: its rule does not depend on which such name)
+            extra = self.runtime_names.difference(candidates)
+            if extra and self.evaluate(value, kind, next(iter(extra)))[0]:
+                for name in extra:
+                    names[name] = NOVAL
         ok = is_identifier if kind == KIND_DOT else _string_safe
         trie = LazyTrie((name.encode("utf-8"), res) for name, res in names.items() if ok(name))
         return NameTable(kind, trie.children, trie.values, free, trie)
+
+    def _build_find(self, value: int) -> NameTable:
+        """The table of ``:FindFirstChild("Name"...)``: :data:`KIND_LOOKUP`'s names, and -
+        where the resolver's recursive search (``FindFirstChild(name, true)``) would find
+        more - each descendant's name with the value :data:`DESC`; free wherever the
+        search could find any name (an open node or descendant: the resolver's rule)."""
+        lookup = self.get_table(self.table(value, KIND_LOOKUP))
+        if lookup.free:
+            return NameTable(KIND_FIND, lookup.children, lookup.result, True, lookup.trie)
+        nodes = self.nodes(value)
+        names: dict[bytes, int] = dict(lookup.trie.items()) if lookup.trie is not None else {}
+        if any(n.is_open or n.has_open_descendant() for n in nodes):
+            free = True
+        else:
+            free = False
+            for n in nodes:
+                for d in n.descendants():
+                    raw = d.name.encode("utf-8")
+                    if raw not in names and _string_safe(d.name):
+                        names[raw] = DESC
+        trie = LazyTrie(names.items())
+        return NameTable(KIND_FIND, trie.children, trie.values, free, trie)
 
     def _candidates(self, nodes: tuple[Instance, ...], kind: int) -> list[str]:
         project = self.project
@@ -285,9 +342,13 @@ class PathSpace:
                 for a in n.ancestors():
                     out[a.name] = None
             return list(out)
+        siblings = getattr(project, "wally_siblings", None)
         for n in nodes:
             for ch in n.all_children():
                 out[ch.name] = None
+            if siblings is not None and kind != KIND_SERVICE:
+                # a Wally package's dependencies, installed beside it (the resolver's rule)
+                out.update(dict.fromkeys(sorted(siblings(n))))
             if n is project.datamodel:
                 out.update(dict.fromkeys(sorted(project.api.services)))
             if kind in (KIND_DOT, KIND_BRACKET):
@@ -308,6 +369,8 @@ class PathSpace:
             if not any(n is project.datamodel for n in nodes):
                 return True, NOVAL
             svc = project.service(name)
+            if svc is None and not self.services:
+                return True, NOVAL
             return (svc is not None), (self.nodeset((svc,)) if svc is not None else NOVAL)
         r = self._resolver
         with self._lock:
@@ -327,70 +390,243 @@ class PathSpace:
     def root_bindings(self, scripts: list[Instance]) -> dict[str, int]:
         """Values of the globals ``game``, ``workspace``, ``Workspace`` and ``script`` (the
         latter only when the file maps to instances), as the resolver evaluates them."""
-        r = Resolver(self.project, list(scripts), frozenset())
+        r = Resolver(self.project, list(scripts), self.runtime_names)
         out: dict[str, int] = {}
         for name in ("game", "workspace", "Workspace", "script"):
             v = self._value(r._global(name))
             if v != NOVAL:
                 out[name] = v
+        new = r._templates - self._resolver._templates
+        if new:
+            # a script that does not run where the project puts it (a template): its
+            # `Parent` is wherever it is cloned to, as for the linter (the same node reached
+            # by its full path gets that open parent too - the lenient side)
+            with self._lock:
+                self._resolver._templates.update(new)
+                for n in self.nodes(out["script"]):
+                    if id(n) in new:
+                        v = self.nodeset((n,))
+                        for kind in (KIND_DOT, KIND_BRACKET):
+                            self._table_ids.pop((v, kind), None)
+                self._table_ids.pop((out["script"], KIND_DOT), None)
+                self._table_ids.pop((out["script"], KIND_BRACKET), None)
         return out
 
     def analyze(self, text: str, scripts: list[Instance]) -> PrefixAnalysis:
         """Parse ``text`` once and collect what the guard and the prompt builder need: every
-        ``local`` declaration's names with the value the resolver gives them, and the
-        modules passed to ``require``.  Never raises on any text."""
-        from ..luau import ast as A
-        from ..luau.parser import parse
-
-        locals_: list[LocalFact] = []
-        requires: list[Instance] = []
+        local name (``local`` declarations with the value the resolver gives them;
+        parameters, loop variables and local functions, which hide outer names) with its
+        scope (:class:`LocalFact`), and the modules passed to ``require``.  Never raises on
+        any text."""
         from ..luau.lexer import tokenize
+        from ..luau.parser import parse
 
         lex = tokenize(text)
         try:
             chunk = parse(text, lex)
         except RecursionError:  # pragma: no cover - the parser has its own depth limit
-            return PrefixAnalysis(locals_, requires, lex, text)
-        r = Resolver(self.project, list(scripts), frozenset())
-        for node in A.walk(chunk.body):
-            t = type(node)
-            if t is A.StatLocal:
-                for var in node.vars:
-                    v = self._value(r.local_value(var)) if var.kind == "local" else NOVAL
-                    locals_.append(LocalFact(node.start, node.end, bool(node.values), var.name, v))
-            elif t is A.ExprCall and node.method is None and node.args:
-                f = node.func
-                if type(f) is A.ExprGlobal and f.name == "require":
-                    requires.extend(r.value(node.args[0]).nodes)
+            return PrefixAnalysis([], [], lex, text)
+        r = Resolver(self.project, list(scripts), self.runtime_names)
+        locals_, requires = _scoped_locals(chunk, lex.tokens, r, self._value)
         return PrefixAnalysis(locals_, requires, lex, text, chunk.if_expressions, chunk.vararg_functions,
                               tuple(chunk.type_regions))
 
     def bindings(self, analysis: PrefixAnalysis, scripts: list[Instance], *, before: int | None = None,
-                 shift: int = 0) -> dict[str, int]:
-        """The prompt's bindings: :meth:`root_bindings` merged (:func:`merge_values`) with the
-        locals of ``analysis`` bound to instance values.
+                 shift: int = 0, openers: Sequence[int] | None = None) -> dict[str, int]:
+        """The prompt's bindings at offset ``before`` (default: the end of the analysed
+        text): :meth:`root_bindings` with the locals of ``analysis`` in scope there, the
+        innermost declaration of a name winning (one whose value is not an instance hides
+        the name) - see :meth:`scoped_bindings`."""
+        return self.scoped_bindings(analysis, scripts, before=before, shift=shift, openers=openers)[0]
+
+    def scoped_bindings(self, analysis: PrefixAnalysis, scripts: list[Instance], *, before: int | None = None,
+                        shift: int = 0, openers: Sequence[int] | None = None
+                        ) -> tuple[dict[str, int], tuple[tuple[int, str, int | None], ...]]:
+        """``(bindings, scopes)`` at offset ``before`` of the prompt (default: the end of the
+        analysed text).
 
         Offsets of ``analysis`` are shifted by ``shift`` (text put in front of the analysed
-        one).  Declarations starting at or after ``before`` are left out (the guard's
-        automaton reads those itself); names of a declaration that starts before ``before``
-        and reaches it are :data:`POISON` (the value may still grow).
+        one).  A local is in scope where the linter's resolver would find it: declared
+        before ``before`` (declarations starting at or after it are left out: the guard's
+        automaton reads those itself) in a block open there - ``openers`` are the opener
+        offsets of the frames open at ``before``, as
+        :func:`~.brackets.prompt_frames` returns them (computed here when ``None``).  Names
+        of a declaration that starts before ``before`` and reaches it are :data:`POISON`
+        (the value may still grow).  ``scopes`` lists ``(depth, name, value before)`` for
+        each such local inside a block (``depth``: the number of frames open down to that
+        block's), in order of depth: when the frame stack falls below ``depth``, the name's
+        binding goes back to ``value before`` (``None``: unbound).
         """
+        text_end = len(analysis.text) + shift if analysis.text is not None else None
+        at = before if before is not None else text_end
+        if openers is None:
+            from .brackets import prompt_frames
+
+            lex = analysis.lex
+            tokens = lex.tokens[:-1] if lex is not None else []
+            n = len(tokens) if at is None else bisect.bisect_left(tokens, at - shift, key=_tok_start)
+            openers = prompt_frames(tokens, n, analysis.if_expressions, analysis.vararg_functions)[3]
+        depth_of = {o + shift: i + 1 for i, o in enumerate(openers)}
         out = self.root_bindings(scripts)
+        chosen: dict[str, tuple[int, int, int]] = {}  # name -> (visible, depth, value)
+        layers: list[tuple[int, int, str, int]] = []  # (visible, depth, name, value)
         for fact in analysis.locals:
             start, end = fact.start + shift, fact.end + shift
-            if before is not None and start >= before:
+            if at is not None and start >= at:
                 continue
-            if before is not None and fact.has_values and end > before:
-                out[fact.name] = POISON
+            if fact.opener < 0:
+                depth = 0
+            else:
+                depth = depth_of.get(fact.opener + shift, -1)
+                if depth < 0:
+                    continue  # its block is closed at `at`
+            value = fact.value
+            visible = fact.visible + shift
+            if at is not None and fact.has_values and end > at:
+                value, visible = POISON, start
+            elif at is not None and visible > at:
                 continue
-            if fact.value == NOVAL and fact.name not in out:
-                continue
-            out[fact.name] = merge_values(out.get(fact.name), fact.value)
-        return out
+            layers.append((visible, depth, fact.name, value))
+        layers.sort()
+        log: list[tuple[int, str, int | None]] = []
+        for _visible, depth, name, value in layers:
+            if depth:
+                log.append((depth, name, out.get(name)))
+            if value == NOVAL:
+                out.pop(name, None)
+            else:
+                out[name] = value
+        log.sort(key=lambda e: e[0])  # (stable: a name's entries keep their order)
+        return out, tuple(log)
 
     def prompt_bindings(self, text: str, scripts: list[Instance], *, before: int | None = None) -> dict[str, int]:
         """:meth:`bindings` of :meth:`analyze` of ``text``."""
         return self.bindings(self.analyze(text, scripts), scripts, before=before)
+
+
+def _tok_start(t) -> int:
+    return t.start
+
+
+def _scoped_locals(chunk, tokens, resolver: Resolver, value_of) -> tuple[list[LocalFact], list[Instance]]:
+    """The :class:`LocalFact` s of a parsed chunk (in source order) and the instances passed
+    to ``require``; ``tokens``: the lexer's tokens of the text (to find the ``then``,
+    ``else``, ``do`` and ``function`` tokens that name blocks)."""
+    from ..luau import ast as A
+
+    starts = [t.start for t in tokens]
+
+    def token_at_or_after(kind: str, offset: int, limit: int) -> int:
+        i = bisect.bisect_left(starts, offset)
+        while i < len(tokens) and tokens[i].start < limit:
+            if tokens[i].kind == kind:
+                return tokens[i].start
+            i += 1
+        return -2  # (no such token: broken code; an opener no frame has)
+
+    def token_before(kind: str, offset: int, floor: int) -> int:
+        i = bisect.bisect_left(starts, offset) - 1
+        while i >= 0 and tokens[i].start >= floor:
+            if tokens[i].kind == kind:
+                return tokens[i].start
+            i -= 1
+        return -2
+
+    facts: list[LocalFact] = []
+    requires: list[Instance] = []
+    # (node, opener of the enclosing block); blocks are pushed as their statements
+    work: list[tuple[Any, int]] = [(st, -1) for st in reversed(chunk.body.body)]
+    push = work.append
+    while work:
+        node, opener = work.pop()
+        t = type(node)
+        if t is A.StatLocal:
+            for var in node.vars:
+                v = value_of(resolver.local_value(var)) if var.kind == "local" else NOVAL
+                facts.append(LocalFact(node.start, node.end, bool(node.values), var.name, v, node.end, opener))
+            for e in reversed(node.values):
+                push((e, opener))
+            continue
+        if t is A.StatLocalFunction:
+            facts.append(LocalFact(node.start, node.end, False, node.var.name, NOVAL, node.start, opener))
+            push((node.func, opener))
+            continue
+        if t is A.ExprFunction:
+            body = node.body
+            fn = token_at_or_after("function", node.start, body.start if body is not None else node.end)
+            params = list(node.params)
+            if node.self_local is not None:
+                params.append(node.self_local)
+            for var in params:
+                facts.append(LocalFact(node.start, node.end, False, var.name, NOVAL, node.start, fn))
+            if body is not None:
+                for st in reversed(body.body):
+                    push((st, fn))
+            continue
+        if t is A.StatIf:
+            branch = node
+            kids: list[tuple[Any, int]] = []
+            while True:
+                kids.append((branch.condition, opener))
+                then = token_at_or_after("then", branch.condition.end, branch.then_body.start + 1)
+                kids.extend((st, then) for st in branch.then_body.body)
+                other = branch.else_body
+                if type(other) is A.StatIf:
+                    branch = other
+                    continue
+                if other is not None:
+                    els = token_before("else", other.start + 1, branch.then_body.start)
+                    kids.extend((st, els) for st in other.body)
+                break
+            for k in reversed(kids):
+                push(k)
+            continue
+        if t is A.StatWhile or t is A.StatFor or t is A.StatForIn:
+            body = node.body
+            do = token_at_or_after("do", _head_end(node), body.start + 1)
+            if t is A.StatFor:
+                names, exprs = [node.var], [node.from_, node.to] + ([node.step] if node.step is not None else [])
+            elif t is A.StatForIn:
+                names, exprs = node.vars, node.values
+            else:
+                names, exprs = [], [node.condition]
+            for var in names:
+                facts.append(LocalFact(node.start, node.end, False, var.name, NOVAL, node.start, do))
+            for st in reversed(body.body):
+                push((st, do))
+            for e in reversed(exprs):
+                push((e, opener))
+            continue
+        if t is A.StatRepeat:
+            push((node.condition, node.start))
+            for st in reversed(node.body.body):
+                push((st, node.start))
+            continue
+        if t is A.Block:  # a `do ... end` statement (its start is the `do`)
+            for st in reversed(node.body):
+                push((st, node.start))
+            continue
+        if t is A.ExprCall and node.method is None and node.args:
+            f = node.func
+            if type(f) is A.ExprGlobal and f.name == "require":
+                requires.extend(resolver.value(node.args[0]).nodes)
+        kids = list(A.children(node))
+        for k in reversed(kids):
+            push((k, opener))
+    facts.sort(key=lambda f: (f.visible, f.start))
+    return facts, requires
+
+
+def _head_end(node) -> int:
+    """Where a loop's header ends (the ``do`` comes after): its last expression's end."""
+    from ..luau import ast as A
+
+    t = type(node)
+    if t is A.StatWhile:
+        return node.condition.end
+    if t is A.StatFor:
+        return (node.step or node.to).end
+    return node.values[-1].end if node.values else node.start
 
 
 def _method_table() -> NameTable:

@@ -62,6 +62,10 @@ class LazyTrie:
         """The number of keys."""
         return len(self._keys)
 
+    def items(self) -> list[tuple[bytes, V]]:
+        """Every ``(key, value)`` pair, in key order."""
+        return list(zip(self._keys, self._vals))
+
     def count(self, node: int) -> int:
         """How many keys lie below ``node`` (the node must have been reached through
         ``children``)."""

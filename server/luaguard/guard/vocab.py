@@ -494,6 +494,16 @@ class TokenMask:
         banned[self.size:] = True
         return banned
 
+    def banning(self, ids: np.ndarray) -> TokenMask:
+        """A new mask: this one with ``ids`` (int64, unique, all allowed here) banned too.
+        Shares the arrays it does not change."""
+        keep = tuple(a if not np.isin(a, ids, assume_unique=True).any() else np.setdiff1d(a, ids, assume_unique=True)
+                     for a in self.keep)
+        ban = self.ban if self.allow else self.ban + (ids,)
+        out = TokenMask(self.allow, None, self.size, self.n_allowed - len(ids), self.eos, self.dead_end,
+                        keep=keep, ban=ban)
+        return out
+
     def allows(self, token_id: int) -> bool:
         """Whether ``token_id`` is allowed (for tests and tools; not used in a step)."""
         if self._set is None:

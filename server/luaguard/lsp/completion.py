@@ -78,10 +78,11 @@ class CompletionFeature(Feature):
         if project is None:
             return
         engine = self._engine
+        names = self.server.host.engine.runtime_names
 
         def warm() -> None:
             try:
-                engine.warm(project, budget_s=3.0)
+                engine.warm(project, budget_s=3.0, runtime_names=names.names())
             except Exception:  # noqa: BLE001 - a missing model is reported on first use
                 pass
 
@@ -134,7 +135,9 @@ class CompletionFeature(Feature):
         request = CompletionRequest(text=text, offset=offset, path=str(path) if path is not None else None)
         was_loaded = engine.is_loaded
         try:
-            result = await self.worker.run(lambda: engine.complete(request, project=project, cancelled=cancel.is_set))
+            names = host.engine.runtime_names.names()
+            result = await self.worker.run(lambda: engine.complete(request, project=project, runtime_names=names,
+                                                                   cancelled=cancel.is_set))
             if not was_loaded and engine.is_loaded:
                 # the model and its libraries are long-lived too (350k objects: a full
                 # collection took 190 ms, 0 once frozen): freeze them out of later

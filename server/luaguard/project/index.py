@@ -133,6 +133,19 @@ class ProjectIndex:
         """Instances defined by the file at ``path`` (absolute or root-relative, ``/`` or ``\\``)."""
         return list(self.file_instances.get(self._rel(path), ()))
 
+    def outside_datamodel(self, path: str | Path) -> bool:
+        """Is the file at ``path`` (absolute or root-relative) inside the project's root
+        but outside its instance tree (not mapped, not in a synced directory: see
+        :meth:`maps_path`), where the linter reports Roblox API findings as warnings and the
+        guard leaves service names free?  False without a project file or sourcemap and for
+        paths outside the root."""
+        if self.kind == "none":
+            return False
+        rel = self._rel(path)
+        if rel.startswith("/") or re.match(r"^[A-Za-z]:/", rel) or rel.startswith("../") or rel == "..":
+            return False
+        return not self.instances_for_file(rel) and not self.maps_path(rel)
+
     def maps_path(self, path: str | Path) -> bool:
         """Does the project put the file at ``path`` into its instance tree - a file it
         maps now, or a file (existing or not) inside a directory synced into the tree

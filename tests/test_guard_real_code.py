@@ -1,0 +1,186 @@
+"""The guard's contract on the classes of code that public Luau showed (see
+``test_real_code_regressions.py``): everything the patch-mode linter accepts, the guard
+accepts - token by token and in its masks, for every test tokenizer (the shipped model's,
+a byte-level BPE and a SentencePiece-style one), primed at every line of the snippet.
+
+The snippets are this project's own; the sample place's files are replayed the same way.
+Where a snippet needs a project (instance paths, template scripts, Wally packages, names
+created at run time, a file outside the DataModel, names shadowing instance-bound locals),
+it gets a small project built in a temporary folder.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from guard_support import SAMPLES, byte_level_tokenizer, metaspace_tokenizer, replay
+from test_real_code_regressions import VALID
+
+from luaguard.engine import Engine
+from luaguard.guard.matcher import GuardOptions, guard_for
+from luaguard.guard.model import _load_tokenizer, default_model_path
+from luaguard.guard.token_bytes import token_table
+
+
+def _tokenizers():
+    return {
+        "default": _load_tokenizer(default_model_path()),
+        "byte_level": byte_level_tokenizer(),
+        "metaspace": metaspace_tokenizer(),
+    }
+
+
+@pytest.fixture(scope="module")
+def tokenizers():
+    return {name: (tok, token_table(tok)) for name, tok in _tokenizers().items()}
+
+
+def _error_lines(engine: Engine, text: str, path) -> set[int]:
+    lines: set[int] = set()
+    for f in engine.lint_text(text, path, mode="patch"):
+        if f.severity.label == "error":
+            lines.update(range(f.range.start.line, f.range.end.line + 1))
+    return lines
+
+
+def _check(engine: Engine, text: str, path, tokenizers, *, every_line: bool = True) -> list[str]:
+    """Replay ``text`` through the guard of ``engine``'s project for each tokenizer, primed
+    at each line start (or the first and last lines); the misses, described."""
+    project = engine.project
+    rel = engine.relpath(path) if project is not None else None
+    scripts = project.instances_for_file(rel) if rel is not None else []
+    services = not (project is not None and rel is not None and project.outside_datamodel(rel))
+    from luaguard.checks.runtime_names import created_names
+
+    names = engine.runtime_names.names() | created_names(text)
+    data = text.encode("utf-8")
+    errors = _error_lines(engine, text, path)
+    starts = [0] + [i + 1 for i, b in enumerate(data) if b == 0x0A and i + 1 < len(data)]
+    if not every_line:
+        starts = sorted({starts[0], starts[len(starts) // 2], starts[-1]})
+    out = []
+    for name, (tok, table) in tokenizers.items():
+        guard = guard_for(table, project, GuardOptions(services=services), runtime_names=names)
+        for start in starts:
+            misses, _refusals, _tokens, _masks, note = replay(guard, tok, table, data, start, scripts=scripts,
+                                                              error_lines=errors, mask_every=1)
+            assert not note, (name, note)
+            out.extend(f"{name} from byte {start}: line {ln} token {piece!r}: {why}" for ln, piece, why in misses)
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(VALID))
+def test_guard_accepts_the_valid_snippets(name, tokenizers):
+    assert _check(Engine(), VALID[name], "x.luau", tokenizers) == []
+
+
+def test_guard_accepts_the_sample_place(tokenizers):
+    engine = Engine(SAMPLES)
+    misses = []
+    for path in sorted((SAMPLES / "src").rglob("*.luau")):
+        misses += [f"{path.name}: {m}" for m in _check(engine, path.read_text(encoding="utf-8"), path, tokenizers,
+                                                         every_line=False)]
+    assert misses == []
+
+
+# -- snippets that need a project ------------------------------------------------------------
+def _write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+
+
+PROJECT = {
+    "default.project.json": json.dumps({"name": "game", "tree": {
+        "$className": "DataModel",
+        "ServerScriptService": {"$path": "src/server"},
+        "ServerStorage": {"$path": "src/storage"},
+        "ReplicatedStorage": {"$path": "src/shared", "Packages": {"$path": "Packages"}},
+    }}),
+    "src/shared/Config.luau": "return { Speed = 16 }\n",
+    "src/shared/Assets/Sword.luau": "return {}\n",
+    "Packages/Net/wally.toml": "[package]\nname = \"me/net\"\n\n[dependencies]\nSignal = \"me/signal@1.0.0\"\n",
+    # a template that is cloned into characters at run time (does not run under ServerStorage)
+    "src/storage/Regen.server.luau": (
+        "local character = script.Parent\n"
+        "local humanoid = character:WaitForChild(\"Humanoid\")\n"
+        "humanoid.Health = humanoid.MaxHealth\n"
+    ),
+    # a LocalScript kept under ServerScriptService
+    "src/server/Spin.client.luau": "local part = script.Parent\npart.AssemblyLinearVelocity = Vector3.zero\n",
+    # a name created at run time elsewhere in the project, then looked up
+    "src/server/Setup.server.luau": (
+        "local folder = Instance.new(\"Folder\")\n"
+        "folder.Name = \"RuntimeBin\"\n"
+        "folder.Parent = game:GetService(\"ReplicatedStorage\")\n"
+    ),
+    "src/server/Use.server.luau": (
+        "local RS = game:GetService(\"ReplicatedStorage\")\n"
+        "local bin = RS:WaitForChild(\"RuntimeBin\")\n"
+        "local cfg = require(RS.Config)\n"
+        "print(bin, cfg.Speed)\n"
+    ),
+    # a Wally package reaching its dependency beside it
+    "Packages/Net/init.luau": "local Signal = require(script.Parent.Signal)\nreturn Signal\n",
+    # a build script outside the DataModel: unknown services are warnings there
+    "scripts/build.luau": "local fs = game:GetService(\"FileSystemThing\")\nprint(fs)\n",
+    # names that hide instance-bound ones: parameters, loop variables, locals, shadowing
+    "src/server/Shadow.server.luau": (
+        "local RS = game:GetService(\"ReplicatedStorage\")\n"
+        "local part = RS.Config\n"
+        "local function onTouched(part)\n"
+        "\tprint(part.Anything)\n"
+        "end\n"
+        "for _, part in workspace:GetChildren() do\n"
+        "\tprint(part.Whatever)\n"
+        "end\n"
+        "do\n"
+        "\tlocal part = RS.Assets\n"
+        "\tprint(part.Sword)\n"
+        "end\n"
+        "if part then\n"
+        "\tlocal part = Instance.new(\"Part\")\n"
+        "\tpart.Size = Vector3.one\n"
+        "else\n"
+        "\tprint(part.Name)\n"
+        "end\n"
+        "local game = {GetService = function(_, name) return name end}\n"
+        "print(game:GetService(\"NotAService\"), onTouched)\n"
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def project_dir(tmp_path_factory):
+    root = tmp_path_factory.mktemp("real_code_project")
+    _write(root, PROJECT)
+    return root
+
+
+@pytest.mark.parametrize("rel", sorted(k for k in PROJECT if k.endswith(".luau")))
+def test_guard_accepts_project_snippets(rel, project_dir, tokenizers):
+    engine = Engine(project_dir)
+    path = project_dir / rel
+    text = path.read_text(encoding="utf-8")
+    assert [f for f in engine.lint_text(text, path, mode="patch") if f.severity.label == "error"] == []
+    assert _check(engine, text, path, tokenizers) == []
+
+
+def test_guard_still_refuses_what_the_linter_rejects(project_dir, tokenizers):
+    """The same guard keeps its prevention: a path the project lacks, a service that does
+    not exist (inside the DataModel) and a placeholder are refused."""
+    engine = Engine(project_dir)
+    path = project_dir / "src/server/Use.server.luau"
+    scripts = engine.project.instances_for_file("src/server/Use.server.luau")
+    for name, (tok, table) in tokenizers.items():
+        guard = guard_for(table, engine.project, GuardOptions(), runtime_names=engine.runtime_names.names())
+        for prompt, bad in (('local RS = game:GetService("ReplicatedStorage")\nlocal c = RS.', "Confg.x"),
+                            ('local s = game:GetService("', 'Playerz")'),
+                            ("local x = 1\n", "-- rest of code here\n")):
+            m = guard.matcher(prompt, scripts=scripts)
+            ids = tok.encode(bad, add_special_tokens=False)
+            assert not all(m.consume(i) for i in ids), (name, prompt, bad)
+    assert path.exists()

@@ -67,7 +67,12 @@ def cut_prompts(n_path: int, n_stmt: int, seed: int) -> list[tuple[str, str, int
         text = f.read_text(encoding="utf-8")
         for m in _PATH_SITE.finditer(text):
             path_sites.append((rel, text, m.end(), "path"))
-        bound = [name for name, v in space.prompt_bindings(text, project.instances_for_file(rel)).items()
+        # every local the file binds to an instance, in any scope (the last declaration of a
+        # name wins), so that the prompt set does not depend on where the cut falls
+        flat: dict[str, int] = {}
+        for fact in space.analyze(text, project.instances_for_file(rel)).locals:
+            flat[fact.name] = fact.value
+        bound = [name for name, v in flat.items()
                  if v >= 0 and name not in ("game", "workspace", "Workspace", "script")]
         for name in bound:
             for m in re.finditer(rf"\b{re.escape(name)}(?:\.|:WaitForChild\(\"|:FindFirstChild\(\")", text):

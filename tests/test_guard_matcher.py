@@ -587,6 +587,46 @@ def test_mask_agrees_with_consume_on_random_walks(project) -> None:
                 break
 
 
+TYPED_TEXTS = [
+    # a function header with a typed parameter list and a return type, then a body
+    "local function Room:PivotTo(cf: CFrame, part: BasePart?, ...: any): (boolean, string)\n"
+    "\tif part then return true, part.Name end\n\treturn false, ''\nend\n",
+    # aliases with generics, packs, table types, typeof, string singletons, casts
+    "export type Cb<T...> = (T...) -> ()\ntype R = { read size: number, [string]: typeof(game.Workspace) }\n"
+    "type Side = \"left\" | \"right\"\nlocal v = (game.Workspace :: Workspace).CurrentCamera\n",
+    # attributes, loops with annotations, if-expressions, a function expression argument
+    "@native\nlocal function f<T>(x: T): T\n\tfor i: number = 1, 3 do print(if i > 1 then i else -i) end\n"
+    "\ttask.spawn(function(...) print(...) end)\n\treturn x\nend\n",
+]
+
+
+def test_mask_agrees_with_consume_at_every_prefix_of_typed_code(project) -> None:
+    """At each prefix of typed code (and with random continuations' states) the mask bans
+    exactly the tokens the matcher refuses, for a byte-level BPE vocabulary - the mask walk's
+    projections keep what a type's end uncovers (found by guard_eval: `(cf: CFrame` then `(`)."""
+    from guard_support import byte_level_tokenizer, metaspace_tokenizer
+    from luaguard.guard.token_bytes import token_table
+
+    for table, text in [(token_table(tok()), text) for tok in (byte_level_tokenizer, metaspace_tokenizer)
+                        for text in TYPED_TEXTS]:
+        g = guard_for(table, project)
+        cur = g.start("local x = 1\n")
+        for i, b in enumerate(text.encode()):
+            if i % 3 == 0:
+                mask = g.mask(cur)
+                for t in range(table.size):
+                    assert mask.allows(t) == (g.advance(cur, t) is not None), (table.kind, text[:i], table.token_bytes[t])
+            cur = _feed_byte(g, cur, b)
+            assert cur is not None, text[:i + 1]
+
+
+def _feed_byte(g, cur, b):
+    from luaguard.guard.matcher import _feed
+    from luaguard.guard.automaton import GEN
+
+    return _feed(g, cur, bytes([b]), GEN)
+
+
 @pytest.mark.parametrize(("dense", "pieces"), [(True, True), (False, True), (True, False)],
                          ids=["pieces-dense", "pieces-index", "dense-build"])
 def test_masks_in_shared_pieces_agree_with_consume_and_apply_exactly(project, monkeypatch, dense, pieces) -> None:

@@ -354,6 +354,39 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_hook(args: argparse.Namespace) -> int:
+    """``luaguard hook``: see :mod:`luaguard.agents.hook` (never fails: exit 0 or 2)."""
+    from .agents.hook import HookOptions, run_hook
+
+    try:
+        data = sys.stdin.buffer.read()
+    except OSError as exc:
+        print(f"luaguard hook: cannot read stdin ({exc}); not checked", file=sys.stderr)
+        return EXIT_OK
+    opts = HookOptions(agent=args.agent, output=args.output, project=Path(args.project) if args.project else None,
+                       timeout=max(0.1, args.timeout), extra_tool_files=tuple(args.tools or ()))
+    resp = run_hook(data, opts)
+    if resp.stdout:
+        sys.stdout.write(resp.stdout)
+        sys.stdout.flush()
+    if resp.stderr:
+        sys.stderr.write(resp.stderr)
+        sys.stderr.flush()
+    return resp.exit_code
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """``luaguard mcp``: the MCP server over stdio (needs the ``mcp`` extra)."""
+    try:
+        from .agents.mcp_server import build_server
+    except ImportError as exc:
+        raise UsageError(f"luaguard mcp needs the MCP SDK: pip install 'luaguard[mcp]' ({exc})") from None
+    err = lambda msg: print(msg, file=sys.stderr)  # noqa: E731
+    engine = make_engine(args, err)
+    build_server(engine, extra_tool_files=tuple(args.tools or ())).run()
+    return EXIT_OK
+
+
 def _project_file_options(p: argparse.ArgumentParser) -> None:
     g = p.add_mutually_exclusive_group()
     g.add_argument("--project-file", metavar="NAME", help="Rojo project file in the project root (default: default.project.json)")
@@ -419,6 +452,23 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("serve", help="run the language server over stdio")
     p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("hook", help="a coding agent's pre-tool-use hook: one payload on stdin, the agent's answer out")
+    p.add_argument("--agent", choices=("claude", "codex", "cursor", "copilot"), default="claude",
+                   help="the agent's hook protocol (default claude)")
+    p.add_argument("--output", choices=("text", "json"), default="text",
+                   help="claude/codex: deny by exit 2 + stderr (text) or by a JSON decision on stdout (json); "
+                        "cursor and copilot always answer JSON")
+    p.add_argument("--project", metavar="DIR", help="project root (default: found upward from the file or cwd)")
+    p.add_argument("--timeout", type=float, default=5.0, metavar="SECONDS",
+                   help="pass the call unchecked after this long (default 5)")
+    p.add_argument("--tools", action="append", metavar="FILE", help="extra tool definitions for MCP calls (repeatable)")
+    p.set_defaults(func=cmd_hook)
+
+    p = sub.add_parser("mcp", help="run luaguard's MCP server over stdio")
+    p.add_argument("--project", metavar="DIR", help="project root (default: found upward from the current directory)")
+    p.add_argument("--tools", action="append", metavar="FILE", help="extra tool definitions for validate_tool_call")
+    p.set_defaults(func=cmd_mcp)
 
     return parser
 

@@ -25,8 +25,9 @@ decoding guard compiles these same expressions into its automaton
 A finding covers the phrase that matched and quotes it.
 
 **Ellipses in code.**  The parser says what each ``...`` is: a vararg parameter or a type
-pack is never a placeholder; a ``...`` *expression* (or one the parser rejects) is one
-where it stands alone where code should be - in statement position, alone on its line
+pack is not a placeholder (except a pack's ``...`` alone on its line after a complete
+type, ``-> T`` then a line ``...``: valid Luau, but only a cut leaves it so); a ``...``
+*expression* (or one the parser rejects) is one where it stands alone where code should be - in statement position, alone on its line
 outside a function that declares ``...`` (a Roblox script's main chunk receives no
 varargs), or at the end of a line where no expression may end.  String contents are never
 placeholders.
@@ -299,10 +300,19 @@ class PlaceholderCheck:
         declared = {offset for offset, dec in ast.varargs if dec}
         candidates = {offset for offset, _dec in ast.varargs} | {e.start for e in ast.errors}
         for i, tok in enumerate(tokens):
-            if tok.kind != "..." or tok.start not in candidates:
-                continue  # a vararg parameter or a type pack: the parser read it as such
+            if tok.kind != "...":
+                continue
             prev = tokens[i - 1] if i else None
             nxt = tokens[i + 1]
+            if tok.start not in candidates:
+                # a vararg parameter or a type pack, as the parser read it; one alone on its
+                # line after a complete type (`-> State` then a line `...`: Luau joins them
+                # into the pack `State...`) is still a truncation marker - nobody writes a
+                # pack that way, while `...` on a line of its own is how code gets cut
+                if (prev is not None and prev.kind not in ("(", ",", "<") and _line_break_between(text, prev.end, tok.start)
+                        and (nxt.kind == L.EOF or _line_break_between(text, tok.end, nxt.start))):
+                    out.append(self._ellipsis(ctx, tok))
+                continue
             if (
                 tok.start not in declared
                 and (prev is None or _line_break_between(text, prev.end, tok.start))

@@ -2333,12 +2333,14 @@ _VALUE_KINDS = frozenset({K_CALL, K_GROUP, K_INDEX})
 def _keep_types(stack: tuple, keep: int) -> int:
     """``keep`` frames, plus every frame of a type region among them or below them (a type's
     end pops its K_TYPE frame without a closer byte, so a token inside a type may see the
-    frames under it), and at least a parameter list on top (its contents read it)."""
+    frames under it), and at least a parameter list on top (its contents read it) - also
+    the one a type region's end uncovers (`(a: T` then `(`: the list rejects it)."""
     if stack[-1][0] == K_PARAMS and keep < 1:
         keep = 1
     for depth, f in enumerate(stack):
         if f[0] == K_TYPE or (f[0] == K_TANGLE and f[1] in (GA_FUNC, GA_ALIAS)):
-            return max(keep, len(stack) - depth + keep)
+            below = 1 if depth > 0 and stack[depth - 1][0] == K_PARAMS else 0
+            return max(keep, len(stack) - depth + max(keep, below))
     return keep
 
 

@@ -123,10 +123,10 @@ class Guard:
         # (state, token id) -> what reading the token does (see _token_effect, plus the
         # token's bytes), None (rejected) or _EVENTS; bounded
         self._effects: dict[tuple[tuple, int], tuple | None] = {}
-        # identifier runs that end inside tokens (see _MidIndex), built on first use; the
-        # candidates of a (bindings, identifier) pair; corrected masks
-        self._mid_index: _MidIndex | None = None
-        self._mid_cands: dict[tuple[int, bytes | None], tuple[Mapping[str, int], tuple | None]] = {}
+        # identifier runs that end inside tokens (see _MidIndex: one per token table, built
+        # here, not inside a decoding step); the summaries of bindings objects; corrected masks
+        self._mid_index: _MidIndex = _mid_index(table)
+        self._mid_cands: dict[int, tuple[Mapping[str, int], tuple | None]] = {}
         self._mid_masks: dict[tuple, TokenMask] = {}
 
     @classmethod
@@ -288,24 +288,25 @@ class Guard:
         :data:`~.paths.NOVAL`) in ``cur`` would end inside the token - the rest of the
         identifier being read followed by a non-identifier byte, or a whole identifier run
         inside the token - and the signature those ids and their reading depend on (the
-        identifier read and the names' values); ``None`` when there is none.  Cached per
-        bindings object and identifier."""
+        identifier read, where it matters, and the names' values); ``None`` when there is
+        none.  Two dictionary look-ups: what a bindings object gives is summarised once
+        (:meth:`_MidIndex.summary`)."""
         bindings = cur.bindings
         if not bindings:
             return None
-        ident = cur.ident if cur.state[0] == AU.M_IDENT else None
-        ck = (id(bindings), ident)
-        got = self._mid_cands.get(ck)
-        if got is not None and got[0] is bindings:
-            return got[1]
-        index = self._mid_index
-        if index is None:
-            index = self._mid_index = _MidIndex(self.table.token_bytes)
-        res = index.candidates(bindings, ident)
-        if len(self._mid_cands) > 1024:
-            self._mid_cands.clear()
-        self._mid_cands[ck] = (bindings, res)
-        return res
+        got = self._mid_cands.get(id(bindings))
+        if got is None or got[0] is not bindings:
+            got = (bindings, self._mid_index.summary(bindings))
+            if len(self._mid_cands) > 1024:
+                self._mid_cands.clear()
+            self._mid_cands[id(bindings)] = got
+        summary = got[1]
+        if summary is None:
+            return None
+        whole, by_prefix = summary
+        if cur.state[0] == AU.M_IDENT:
+            return by_prefix.get(cur.ident, whole[1])
+        return whole[0]
 
     def _mid_fix(self, cur: Cursor, m: TokenMask, cands: np.ndarray) -> TokenMask:
         """``m`` less the ids of ``cands`` it allows and :meth:`advance` refuses."""
@@ -559,30 +560,67 @@ class _MidIndex:
         self.lead = lead
         self.inner = inner
 
-    def candidates(self, bindings: Mapping[str, int], ident: bytes | None) -> tuple[tuple, np.ndarray] | None:
-        """See :meth:`Guard._mid_candidates`; ``ident``: the identifier being read (``None``
-        outside an identifier)."""
-        ids: list[int] = []
-        sig: list[tuple[str, int]] = []
+    def summary(self, bindings: Mapping[str, int]) -> tuple | None:
+        """What :meth:`Guard._mid_candidates` needs of ``bindings``: ``((outside,
+        inner_only), by_prefix)`` - the candidates outside an identifier (inner runs and
+        tokens that start with a bound name), those of inner runs alone (inside an
+        identifier no bound name continues), and per identifier prefix ``p`` being read
+        the candidates when a bound name is ``p`` + the lead run of a token; ``None`` when
+        no bound name ends inside any token."""
+        inner_ids: list[int] = []
+        inner_sig: list[tuple[str, int]] = []
+        lead0_ids: list[int] = []
+        lead0_sig: list[tuple[str, int]] = []
+        prefixed: dict[bytes, tuple[list[int], list[tuple[str, int]]]] = {}
         for name, value in bindings.items():
             if value == NOVAL:
                 continue
             raw = name.encode("utf-8")
-            got = self.inner.get(raw, ())
-            if ident is None:
-                more = self.lead.get(raw, ())
-            elif raw.startswith(ident) and len(raw) > len(ident):
-                more = self.lead.get(raw[len(ident):], ())
-            else:
-                more = ()
-            if got or more:
-                ids.extend(got)
-                ids.extend(more)
-                sig.append((name, value))
-        if not ids:
+            got = self.inner.get(raw)
+            if got:
+                inner_ids.extend(got)
+                inner_sig.append((name, value))
+            got = self.lead.get(raw)
+            if got:
+                lead0_ids.extend(got)
+                lead0_sig.append((name, value))
+            for k in range(1, len(raw)):
+                got = self.lead.get(raw[k:])
+                if got:
+                    ids, sig = prefixed.setdefault(raw[:k], ([], []))
+                    ids.extend(got)
+                    sig.append((name, value))
+        if not inner_ids and not lead0_ids and not prefixed:
             return None
-        sig.sort()
-        return (ident, tuple(sig)), np.unique(np.array(ids, dtype=np.int64))
+
+        def pack(ident, ids, sig):
+            if not ids:
+                return None
+            return (ident, tuple(sorted(set(sig)))), np.unique(np.array(ids, dtype=np.int64))
+
+        inner_only = pack(None, inner_ids, inner_sig)
+        outside = pack(None, inner_ids + lead0_ids, inner_sig + lead0_sig)
+        by_prefix = {p: pack(p, inner_ids + ids, inner_sig + sig) for p, (ids, sig) in prefixed.items()}
+        return (outside, inner_only), by_prefix
+
+
+_MID_INDEXES: dict[int, tuple[TokenTable, _MidIndex]] = {}
+#: its own lock: :func:`guard_for` creates guards (and so indexes) while holding ``_LOCK``
+_MID_LOCK = threading.Lock()
+
+
+def _mid_index(table: TokenTable) -> _MidIndex:
+    """The (cached) :class:`_MidIndex` of a token table (~0.13 s at 152k tokens)."""
+    with _MID_LOCK:
+        got = _MID_INDEXES.get(id(table))
+        if got is not None and got[0] is table:
+            return got[1]
+    index = _MidIndex(table.token_bytes)
+    with _MID_LOCK:
+        if len(_MID_INDEXES) > 8:
+            _MID_INDEXES.clear()
+        _MID_INDEXES[id(table)] = (table, index)
+    return index
 
 
 def _bind(bindings: Mapping[str, int], names: Iterable[str], value: int) -> Mapping[str, int]:

@@ -233,3 +233,119 @@ def stats(engine) -> dict:
     """Counts over the engine's life; see the module docstring."""
     st = _state(engine)
     return {"rules": dict(sorted(engine.stats.items())), "toolcalls": dict(st.counts)}
+
+
+def resolve_path(engine, path: str) -> dict:
+    """Whether the instance ``path`` (``game.ReplicatedStorage.Shared.Util``,
+    ``ReplicatedStorage.Shared``, ``workspace.Map``) exists in the project's DataModel::
+
+        {"path": str, "exists": bool, "className": str | None, "children": [str, ...],
+         "filePaths": [str, ...], "open": str | None,        # for an existing instance
+         "resolved": str | None, "missing": str | None,      # deepest existing node, first missing name
+         "suggestions": [str, ...], "feedback": str}
+
+    ``open`` is why children not in the project may exist at run time (then a missing name
+    is not certainly wrong).  Without a project every path is unknown (``exists`` false,
+    ``feedback`` says so).  Never raises.
+    """
+    from ..fuzzy import rank
+
+    project = engine.project
+    out: dict = {"path": path, "exists": False, "className": None, "children": [], "filePaths": [], "open": None,
+                 "resolved": None, "missing": None, "suggestions": []}
+    if project is None:
+        out["feedback"] = f"No project is loaded, so '{path}' cannot be checked."
+        return out
+    node, rest = project.resolve_partial(path)
+    if node is not None and not rest:
+        kids = [c.name for c in node.all_children()]
+        out.update(exists=True, className=node.class_name, children=kids, filePaths=list(node.file_paths),
+                   open=node.open_reason, resolved=node.path)
+        listing = ", ".join(kids[:30]) + (f" and {len(kids) - 30} more" if len(kids) > 30 else "")
+        out["feedback"] = f"{node.path} exists ({node.class_name}). Children: {listing or '(none)'}."
+        return out
+    if node is None:
+        first = rest[0] if rest else path
+        names = ["game", "workspace", *sorted(project.api.services)]
+        out["missing"] = first
+        out["suggestions"] = [c for c, _ in rank(first, names)]
+        hint = f" Did you mean {out['suggestions'][0]}?" if out["suggestions"] else ""
+        out["feedback"] = f"'{path}' does not start at game, workspace or a service.{hint}"
+        return out
+    missing = rest[0]
+    kids = [c.name for c in node.all_children()]
+    out.update(resolved=node.path, missing=missing, open=node.open_reason,
+               suggestions=[c for c, _ in rank(missing, kids)], className=None)
+    hint = f" Did you mean {node.path}.{out['suggestions'][0]}?" if out["suggestions"] else ""
+    if node.open_reason:
+        out["feedback"] = (f"{node.path} has no child '{missing}' in the project, but may get one at run time "
+                           f"({node.open_reason}).{hint}")
+    else:
+        out["feedback"] = f"Path {path} does not exist: {node.path} has no child '{missing}'.{hint}"
+    return out
+
+
+def project_tree(engine, root: str | None = None, depth: int | None = None) -> dict:
+    """The project's instance tree (the shape of ``luaguard index --format json``), from
+    the instance ``root`` (default: the whole DataModel) down ``depth`` levels (``None``:
+    all; cut nodes carry ``"more": <number of children>``).  ``{"error": str}`` when there is
+    no project or ``root`` does not exist.  Never raises."""
+    project = engine.project
+    if project is None:
+        return {"error": "no project is loaded"}
+    node = project.root
+    if root:
+        node, rest = project.resolve_partial(root)
+        if node is None or rest:
+            return {"error": resolve_path(engine, root)["feedback"]}
+    limit = depth if isinstance(depth, int) and depth >= 0 else None
+
+    def as_dict(n, level: int) -> dict:
+        d: dict = {"name": n.name, "className": n.class_name}
+        if n.file_paths:
+            d["filePaths"] = list(n.file_paths)
+        if n.open_reason:
+            d["open"] = n.open_reason
+        kids = n.all_children()
+        if kids:
+            if limit is not None and level >= limit:
+                d["more"] = len(kids)
+            else:
+                d["children"] = [as_dict(c, level + 1) for c in kids]
+        return d
+
+    out = as_dict(node, 0)
+    out["path"] = node.path
+    return out
+
+
+def lint_report(engine, path: str, content: str | None = None) -> dict:
+    """Editor-mode findings for ``content`` as the project file ``path`` (root-relative or
+    absolute inside the root; ``None`` content: the file on disk), as ``luaguard check
+    --format json`` gives them::
+
+        {"path": str, "valid": bool, "findings": [Finding.to_json(), ...], "feedback": str}
+
+    ``{"path", "error", "feedback"}`` when the file cannot be read.  Never raises."""
+    p = Path(uri_to_path(path))
+    if engine.root is not None and not p.is_absolute():
+        p = engine.root / p
+    if content is None:
+        try:
+            data = p.read_bytes()
+        except OSError as exc:
+            msg = f"{path}: cannot read file: {exc.strerror or exc}"
+            return {"path": path, "error": msg, "feedback": msg}
+        findings = engine.lint_bytes(data, p)
+    else:
+        findings = engine.lint_text(content, p, mode="editor")
+    shown = engine.relpath(p) or path
+    for f in findings:
+        f.file = shown
+    errors = [f for f in findings if f.severity is Severity.ERROR]
+    lines = [f"{shown}:{f.range.start.line + 1}:{f.range.start.character + 1}: {f.severity.label}[{f.rule}] {f.message}"
+             for f in findings[:40]]
+    if len(findings) > 40:
+        lines.append(f"... and {len(findings) - 40} more")
+    return {"path": shown, "valid": not errors, "findings": [f.to_json() for f in findings],
+            "feedback": "\n".join(lines) or f"{shown}: no problems found."}

@@ -172,6 +172,47 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     calls = [c.call for c in cases if c.call is not None][: args.mcp_calls]
 
+    # proxied: the same tool-call cases through luaguard mcp-proxy in front of a stand-in upstream
+    import tempfile
+
+    from luaguard.agents.proxy import build_proxy
+    from luaguard.toolcalls.schemas import BUILTIN_TOOLS
+
+    tool_cases = [c for c in cases if c.call is not None and c.kind not in ("tool_typo", "tool_invented")
+                  and isinstance(c.call.get("name"), str)]
+    with tempfile.TemporaryDirectory() as tmp:
+        ann = Path(tmp) / "builtin.json"
+        ann.write_text(json.dumps({"tools": list(BUILTIN_TOOLS)}))
+        proxy = build_proxy(Engine(root), [sys.executable, str(HERE / "agent_upstream.py")],
+                            annotation_files=(str(ann),), timeout=60)
+
+        async def proxied() -> tuple[Counter, list[float], int]:
+            c = Counter()
+            times = []
+            wrong = 0
+            async with Client(proxy) as cl:
+                await cl.list_tools()
+                for case in tool_cases:
+                    ref = not validate_calls(Engine(root), [case.call])[0]["valid"]
+                    t0 = time.perf_counter()
+                    res = await cl.call_tool(case.call["name"], case.call.get("arguments") or {})
+                    times.append((time.perf_counter() - t0) * 1e3)
+                    denied = bool(res.is_error)
+                    k = "clean" if case.kind.startswith("clean") else "bad"
+                    c[k] += 1
+                    c[k + "_proxy"] += denied
+                    c[k + "_ref"] += ref
+                    wrong += denied != ref
+            return c, times, wrong
+
+        pc, ptimes, pwrong = asyncio.run(proxied())
+    print(f"\nproxied MCP calls (luaguard mcp-proxy, upstream listing the built-in tools without roles, "
+          f"roles from an annotations file): {pc['bad']} bad, recall {100 * pc['bad_proxy'] / max(pc['bad'], 1):.1f}% "
+          f"(CLI {100 * pc['bad_ref'] / max(pc['bad'], 1):.1f}%); {pc['clean']} clean, false rejections "
+          f"{100 * pc['clean_proxy'] / max(pc['clean'], 1):.1f}% (CLI {100 * pc['clean_ref'] / max(pc['clean'], 1):.1f}%); "
+          f"disagreements {pwrong}; per call p50 {pct(ptimes, .5):.2f} ms, p99 {pct(ptimes, .99):.2f} ms "
+          f"(forwarded calls include the upstream's round trip)")
+
     async def warm() -> list[float]:
         out = []
         async with Client(build_server(Engine(root))) as cl:

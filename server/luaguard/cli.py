@@ -387,6 +387,30 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_mcp_proxy(args: argparse.Namespace) -> int:
+    """``luaguard mcp-proxy -- UPSTREAM...``: see :mod:`luaguard.agents.proxy`."""
+    upstream = list(args.upstream)
+    if upstream[:1] == ["--"]:
+        upstream = upstream[1:]
+    if not upstream:
+        raise UsageError("mcp-proxy needs the upstream server's command after --")
+    try:
+        from .agents.proxy import build_proxy, run_stdio
+    except ImportError as exc:
+        raise UsageError(f"luaguard mcp-proxy needs the MCP SDK: pip install 'luaguard[mcp]' ({exc})") from None
+    from .toolcalls.schemas import ToolSchemaError
+
+    err = lambda msg: print(msg, file=sys.stderr)  # noqa: E731
+    engine = make_engine(args, err)
+    try:
+        server = build_proxy(engine, upstream, annotation_files=tuple(args.annotations or ()),
+                             timeout=max(0.5, args.timeout))
+    except ToolSchemaError as exc:
+        raise UsageError(str(exc)) from None
+    run_stdio(server)
+    return EXIT_OK
+
+
 def _project_file_options(p: argparse.ArgumentParser) -> None:
     g = p.add_mutually_exclusive_group()
     g.add_argument("--project-file", metavar="NAME", help="Rojo project file in the project root (default: default.project.json)")
@@ -469,6 +493,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--project", metavar="DIR", help="project root (default: found upward from the current directory)")
     p.add_argument("--tools", action="append", metavar="FILE", help="extra tool definitions for validate_tool_call")
     p.set_defaults(func=cmd_mcp)
+
+    p = sub.add_parser("mcp-proxy", help="an MCP server in front of another one: validates every tool call first",
+                       usage="luaguard mcp-proxy [--project DIR] [--annotations FILE] [--timeout S] -- UPSTREAM_COMMAND...")
+    p.add_argument("--project", metavar="DIR", help="project root (default: found upward from the current directory)")
+    p.add_argument("--annotations", action="append", metavar="FILE",
+                   help="x-luaguard role annotations for the upstream's tools (repeatable; added to the shipped ones)")
+    p.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
+                   help="a call the upstream does not answer in this long is reported and the upstream restarted")
+    p.add_argument("upstream", nargs=argparse.REMAINDER, help="the upstream MCP server's command line, after --")
+    p.set_defaults(func=cmd_mcp_proxy)
 
     return parser
 

@@ -125,9 +125,12 @@ def _context(engine, ts: ToolSet) -> CallContext:
                        max_content_bytes=getattr(s, "max_content_bytes", 512 * 1024), dirmap=st.dirmap, names=st.names)
 
 
-def check_calls(engine, data: Any, *, extra_tool_files: Iterable[str | os.PathLike] = ()) -> list[CallResult]:
-    """Like :func:`validate_calls` but returns :class:`~.model.CallResult` objects."""
-    ts = toolset(engine, extra_tool_files)
+def check_calls(engine, data: Any, *, extra_tool_files: Iterable[str | os.PathLike] = (),
+                tools: ToolSet | None = None) -> list[CallResult]:
+    """Like :func:`validate_calls` but returns :class:`~.model.CallResult` objects;
+    ``tools``: check against this tool set instead of the engine's (an MCP proxy's
+    upstream tools)."""
+    ts = tools if tools is not None else toolset(engine, extra_tool_files)
     st = _state(engine)
     results: list[CallResult] = []
     for batch in read_calls(data):
@@ -147,9 +150,11 @@ def check_calls(engine, data: Any, *, extra_tool_files: Iterable[str | os.PathLi
     return results
 
 
-def validate_calls(engine, text_or_obj: Any, *, extra_tool_files: Iterable[str | os.PathLike] = ()) -> list[dict]:
-    """Validate every call in ``text_or_obj``; see the module docstring for the shape."""
-    return [r.to_json() for r in check_calls(engine, text_or_obj, extra_tool_files=extra_tool_files)]
+def validate_calls(engine, text_or_obj: Any, *, extra_tool_files: Iterable[str | os.PathLike] = (),
+                   tools: ToolSet | None = None) -> list[dict]:
+    """Validate every call in ``text_or_obj``; see the module docstring for the shape
+    (``tools``: see :func:`check_calls`)."""
+    return [r.to_json() for r in check_calls(engine, text_or_obj, extra_tool_files=extra_tool_files, tools=tools)]
 
 
 def uri_to_path(uri: str) -> str:

@@ -370,10 +370,25 @@ def _check_roles(ctx: CallContext, spec: ToolSpec, args: dict, bad: set[str], pr
                     vp.code, f"The value for {instance.class_name}.{args[prop_field]} does not fit: {vp.message}.",
                     field=value_field, suggestions=vp.suggestions))
 
+    # property maps, lists of new instances, instance trees
+    for fname, role in roles.items():
+        value = args[fname]
+        if role == "properties":
+            cls = cls_value if cls_value is not None else (instance.class_name if instance is not None and instance_ok
+                                                           and not instance.class_guessed else None)
+            _check_property_map(ctx, api, cls, value, fname, problems)
+        elif role == "object_list":
+            _check_object_list(ctx, api, value, fname, problems)
+        elif role == "instance_tree":
+            _check_instance_tree(ctx, api, value, fname, problems, depth=0)
+
     # Luau content
     for fname, role in roles.items():
         if role == "luau":
             _check_content(ctx, args[fname], fname, target, problems)
+    edit = {r: f for f, r in roles.items() if r in ("edit_old", "edit_new", "edit_line")}
+    if "edit_new" in edit:
+        _check_script_edit(ctx, target, args, edit, problems)
 
     # effects
     if project is None:
@@ -736,6 +751,132 @@ def _check_property(api, node: Instance, prop: str, fname: str, problems: list[P
     problems.append(Problem(M.UNKNOWN_PROPERTY, msg, field=fname, suggestions=tuple(sugg),
                             hint=f"Some properties of {cls}: {common}."))
     return None
+
+
+# -- property maps, instance lists and trees, script edits -------------------------------------
+def _check_property_map(ctx: CallContext, api, cls: str | None, value: Any, fname: str, problems: list[Problem]) -> None:
+    """``{"Property": value, ...}`` for an instance of class ``cls`` (``None``: unknown, only
+    the shape is checked)."""
+    if value is None:
+        return
+    if not isinstance(value, dict):
+        problems.append(Problem(M.INVALID_ARGUMENT, f"Field '{fname}' must be an object of property names to values, "
+                                                    f"got {_got(value)}.", field=fname))
+        return
+    if cls is None or not api.has_class(cls):
+        return
+    probe = Instance(cls, cls)
+    for prop, pval in value.items():
+        where = f"{fname}.{prop}"
+        ptype = _check_property(api, probe, str(prop), where, problems)
+        if ptype is None:
+            continue
+        vp = check_value(api, ptype, pval, lambda p: _lookup_instance(ctx, p))
+        if vp is not None:
+            problems.append(Problem(vp.code, f"The value for {cls}.{prop} does not fit: {vp.message}.", field=where,
+                                    suggestions=vp.suggestions))
+
+
+def _check_new_instance(ctx: CallContext, api, item: Any, where: str, problems: list[Problem], *,
+                        class_keys=("className", "class", "ClassName"), prop_keys=("properties", "props")) -> str | None:
+    """One new instance's class and property map; its class when known."""
+    if not isinstance(item, dict):
+        problems.append(Problem(M.INVALID_ARGUMENT, f"'{where}' must be an object describing an instance, got {_got(item)}.",
+                                field=where))
+        return None
+    ckey = next((k for k in class_keys if k in item), None)
+    cls = item.get(ckey) if ckey else None
+    known = None
+    if isinstance(cls, str):
+        if _check_class(api, cls, f"{where}.{ckey}", creatable=True, problems=problems):
+            known = cls
+    pkey = next((k for k in prop_keys if k in item), None)
+    if pkey is not None:
+        _check_property_map(ctx, api, known, item[pkey], f"{where}.{pkey}", problems)
+    return known
+
+
+def _check_object_list(ctx: CallContext, api, value: Any, fname: str, problems: list[Problem]) -> None:
+    """A list of new instances (robloxstudio-mcp's ``mass_create_objects``): each item's
+    class, parent (an existing instance) and property map."""
+    if not isinstance(value, list):
+        problems.append(Problem(M.INVALID_ARGUMENT, f"Field '{fname}' must be a list of objects, got {_got(value)}.",
+                                field=fname))
+        return
+    for i, item in enumerate(value[:500]):
+        where = f"{fname}[{i}]"
+        _check_new_instance(ctx, api, item, where, problems)
+        parent = item.get("parent") if isinstance(item, dict) else None
+        if isinstance(parent, str) and ctx.project is not None:
+            _resolve_instance(ctx, parent, f"{where}.parent", problems, what="parent")
+
+
+def _check_instance_tree(ctx: CallContext, api, value: Any, fname: str, problems: list[Problem], *, depth: int) -> None:
+    """A tree of new instances (``{className, name?, properties?, children?: [...]}``, as
+    robloxstudio-mcp's ``create_ui_tree`` takes it): every node's class and properties."""
+    if depth > 64:
+        problems.append(Problem(M.INVALID_ARGUMENT, f"'{fname}' is nested more than 64 levels deep.", field=fname))
+        return
+    _check_new_instance(ctx, api, value, fname, problems)
+    kids = value.get("children") if isinstance(value, dict) else None
+    if kids is None:
+        return
+    if not isinstance(kids, list):
+        problems.append(Problem(M.INVALID_ARGUMENT, f"'{fname}.children' must be a list, got {_got(kids)}.",
+                                field=f"{fname}.children"))
+        return
+    for i, child in enumerate(kids[:500]):
+        _check_instance_tree(ctx, api, child, f"{fname}.children[{i}]", problems, depth=depth + 1)
+
+
+def _check_script_edit(ctx: CallContext, target: _Target | None, args: dict, fields: dict[str, str],
+                       problems: list[Problem]) -> None:
+    """An edit of an existing script (``edit_old`` replaced by ``edit_new``, or ``edit_new``
+    inserted after line ``edit_line``), applied to the script's source on disk and linted:
+    findings on the edited lines, and syntax or structure errors the edit causes."""
+    if target is None or target.rel is None or ctx.root is None:
+        return
+    try:
+        with open(os.path.join(ctx.root, target.rel), "rb") as fh:
+            old_text = fh.read().decode("utf-8", errors="replace")
+    except OSError:
+        return
+    new_part = args.get(fields["edit_new"])
+    if not isinstance(new_part, str):
+        return
+    if "edit_old" in fields:
+        old_part = args.get(fields["edit_old"])
+        if not isinstance(old_part, str) or not old_part:
+            return
+        at = old_text.find(old_part)
+        if at < 0:
+            problems.append(Problem(M.INVALID_ARGUMENT, f"The text of '{fields['edit_old']}' is not in {target.display}.",
+                                    field=fields["edit_old"]))
+            return
+        new_text = old_text[:at] + new_part + old_text[at + len(old_part):]
+    else:
+        after = args.get(fields.get("edit_line", ""), None)
+        lines = old_text.splitlines(keepends=True)
+        n = after if isinstance(after, int) and 0 <= after <= len(lines) else len(lines)
+        if lines and n == len(lines) and not lines[-1].endswith("\n"):
+            lines[-1] += "\n"
+        at = sum(len(x) for x in lines[:n])
+        block = new_part if new_part.endswith("\n") else new_part + "\n"
+        new_text = "".join(lines[:n]) + block + "".join(lines[n:])
+        new_part = block
+    first = new_text.count("\n", 0, at)
+    last = first + max(new_part.count("\n") - (1 if new_part.endswith("\n") else 0), 0)
+    before = {(f.rule, f.message) for f in lint_as(ctx.engine, old_text, target.node, target.rel, target.display,
+                                                   ctx.overlay, count=False)}
+    fname = fields["edit_new"]
+    for f in lint_as(ctx.engine, new_text, target.node, target.rel, target.display, ctx.overlay):
+        on_edit = f.range.start.line <= last and f.range.end.line >= first
+        structural = f.rule in ("syntax_error", "unbalanced_bracket", "unclosed_block") and (f.rule, f.message) not in before
+        if not (on_edit or structural):
+            continue
+        sev = "error" if f.severity == Severity.ERROR else "warning"
+        problems.append(Problem(f.rule, f"{target.display} line {f.range.start.line + 1}: {f.message}", field=fname,
+                                suggestions=tuple(f.suggestions), severity=sev, from_content=True))
 
 
 # -- content ----------------------------------------------------------------------------------

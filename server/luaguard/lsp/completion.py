@@ -54,7 +54,12 @@ class CompletionFeature(Feature):
 
         settings = self.server.host.settings.completion
         if self._engine is None or settings != self._engine_settings:
-            self._engine = CompletionEngine(settings)
+            if settings.endpoint:
+                from ..serving.client import RemoteCompletionEngine
+
+                self._engine = RemoteCompletionEngine(settings, self.server.host.engine.root)
+            else:
+                self._engine = CompletionEngine(settings)
             self._engine_settings = settings
         return self._engine
 
@@ -114,11 +119,14 @@ class CompletionFeature(Feature):
         settings = server.host.settings.completion
         if not settings.enabled:
             return None
-        missing = missing_dependencies()
+        missing = missing_dependencies() if not settings.endpoint else None
         if missing:
             server.show_once("completion-extra", f"luaguard: {missing_message(missing)}")
             return None
-        from ..guard.generate import CompletionRequest
+        if settings.endpoint:
+            from ..serving.client import RemoteRequest as CompletionRequest
+        else:
+            from ..guard.generate import CompletionRequest
         from ..guard.model import ModelLoadError
         doc = server.workspace.text_documents.get(uri)
         if doc is None:
@@ -148,6 +156,13 @@ class CompletionFeature(Feature):
             raise
         except ModelLoadError as exc:
             server.show_once(f"completion-model:{exc}", f"luaguard: completions are unavailable: {exc}")
+            return None
+        except Exception as exc:
+            from ..serving.client import EndpointError
+
+            if not isinstance(exc, EndpointError):
+                raise
+            server.show_once(f"completion-endpoint:{exc}", f"luaguard: the completion server failed: {exc}")
             return None
         return result, text, offset, encoder
 

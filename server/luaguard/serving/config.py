@@ -161,7 +161,7 @@ class ServedProject:
         from ..guard.matcher import Guard, GuardOptions
 
         engine = self.engine()
-        key = (id(tokenizer), vocab_size)
+        key = (getattr(tokenizer, "name_or_path", None) or id(tokenizer), vocab_size)
         with self._lock:
             g = self._guards.get(key)
         if g is None:

@@ -26,7 +26,7 @@ Interface (vLLM 0.32, ``vllm.v1.sample.logits_processor.LogitsProcessor``):
 ``validate_params`` checks the keys above; ``update_state`` applies the batch's removed,
 added and moved rows in that order and keeps each guarded row's live output-id list (vLLM
 appends to it); ``apply`` advances each guarded row's cursor over its new tokens and sets
-the banned logits of all guarded rows to ``-inf`` in one batched ``masked_fill_``.  Not
+the banned logits of all guarded rows to ``-inf`` in one in-place ``masked_fill_`` over the batch.  Not
 argmax-invariant.  A row whose generated token the guard had not allowed (another
 processor changed the logits) may only end (EOS) from then on; ``rejected`` counts them.
 
@@ -127,39 +127,57 @@ class LuaguardLogitsProcessor(LogitsProcessor):
     def apply(self, logits: torch.Tensor) -> torch.Tensor:
         if not self.rows:
             return logits
-        width = logits.shape[1]
-        idx: list[int] = []
-        banned: list[np.ndarray] = []
+        n, width = logits.shape
+        full: np.ndarray | None = None
+        advance = self._advance
         for index, row in self.rows.items():
-            if index >= logits.shape[0]:
+            if index >= n:
                 continue
-            self._advance(row)
+            if row.consumed < len(row.output_ids):
+                advance(row)
             cur = row.cursor
-            if cur is not None and cur.finished:
-                continue
             if cur is None:
-                ban = np.ones(width, dtype=bool)
-                eos = [e for e in row.guard.table.eos_ids if e < width]
-                ban[eos] = False
+                ban = self._eos_only(row.guard, width)
+            elif cur.finished:
+                continue
             else:
                 ban = row.guard.mask(cur).banned_row(width)
-            idx.append(index)
-            banned.append(ban)
-        if idx:
-            mask = torch.from_numpy(np.stack(banned)).to(logits.device, non_blocking=True)
-            rows = torch.tensor(idx, device=logits.device)
-            logits[rows] = logits[rows].masked_fill_(mask, float("-inf"))
+            if full is None:
+                full = np.zeros((n, width), dtype=bool)
+            full[index] = ban
+        if full is not None:
+            # one in-place masked_fill_ over the batch (unguarded rows: all False)
+            logits.masked_fill_(torch.from_numpy(full).to(logits.device, non_blocking=True), float("-inf"))
         return logits
 
+    _eos_rows: dict[tuple[int, int], np.ndarray] = {}
+
+    def _eos_only(self, guard, width: int) -> np.ndarray:
+        key = (id(guard.table), width)
+        got = self._eos_rows.get(key)
+        if got is None:
+            got = np.ones(width, dtype=bool)
+            got[[e for e in guard.table.eos_ids if e < width]] = False
+            self._eos_rows[key] = got
+        return got
+
     # -- helpers ----------------------------------------------------------------------------
+    _tokenizers: dict[tuple, Any] = {}
+
     def tokenizer(self):
-        """The served model's tokenizer (``transformers``, local files only)."""
+        """The served model's tokenizer (``transformers``; one per model per worker process:
+        the guards of a project are kept per tokenizer)."""
         if self._tokenizer is None:
             from transformers import AutoTokenizer
 
             mc = self.model_config
-            self._tokenizer = AutoTokenizer.from_pretrained(mc.tokenizer, revision=getattr(mc, "tokenizer_revision", None),
-                                                            trust_remote_code=False)
+            key = (str(mc.tokenizer), getattr(mc, "tokenizer_revision", None))
+            with self._registry_lock:
+                tok = self._tokenizers.get(key)
+                if tok is None:
+                    tok = AutoTokenizer.from_pretrained(key[0], revision=key[1], trust_remote_code=False)
+                    self._tokenizers[key] = tok
+            self._tokenizer = tok
         return self._tokenizer
 
     def _advance(self, row: _Row) -> None:

@@ -1,0 +1,247 @@
+"""luaguard.serving without vLLM: the request keys, the server's project registry, the
+logits processor's batch bookkeeping (driven through stand-ins of vLLM's V1 interface types,
+shaped as vllm 0.32 defines them - the real engine runs in tests/serving/run.sh), and the
+language server's completion endpoint client against a local HTTP server."""
+
+from __future__ import annotations
+
+import enum
+import json
+import sys
+import threading
+import types
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+from luaguard.serving.config import ConfigError, GuardRequest, ProjectRegistry, XArgsError, parse_xargs
+
+ROOT = Path(__file__).resolve().parent.parent
+PLACE = ROOT / "samples" / "place"
+
+
+# -- request keys ----------------------------------------------------------------------------
+def test_xargs():
+    assert parse_xargs(None) is None and parse_xargs({}) is None and parse_xargs({"other": 1}) is None
+    assert parse_xargs({"luaguard": False, "luaguard_project": "p"}) is None
+    assert parse_xargs({"luaguard": "true", "luaguard_project": "p", "luaguard_file": "src\\a.luau"}) == \
+        GuardRequest("p", "src/a.luau", None)
+    assert parse_xargs({"luaguard": 1, "luaguard_project": "p", "luaguard_prompt": "x"}).prompt == "x"
+    for bad, msg in (({"luaguard": "maybe", "luaguard_project": "p"}, "true or false"),
+                     ({"luaguard": True}, "luaguard_project"),
+                     ({"luaguard": True, "luaguard_project": "p", "luaguard_file": "../x.luau"}, "stay inside"),
+                     ({"luaguard": True, "luaguard_project": "p", "luaguard_file": "/etc/x"}, "stay inside"),
+                     ({"luaguard": True, "luaguard_project": "p", "luaguard_prompt": 3}, "string"),
+                     ({"luaguard": True, "luaguard_project": "p", "luaguard_mode": "x"}, "unknown key"),
+                     ({"luaguard_project": "p"}, "without 'luaguard'")):
+        with pytest.raises(XArgsError, match=msg):
+            parse_xargs(bad)
+
+
+def test_registry_from_environment(tmp_path):
+    reg = ProjectRegistry.from_environment({"LUAGUARD_PROJECTS": f"place={PLACE}, "})
+    assert reg.require("place").root == PLACE
+    with pytest.raises(XArgsError, match="unknown luaguard_project 'nope' .*place"):
+        reg.require("nope")
+    cfg = tmp_path / "serving.toml"
+    cfg.write_text(f'[projects]\nplace = "{PLACE}"\nrel = "."\n')
+    reg = ProjectRegistry.from_environment({"LUAGUARD_SERVING_CONFIG": str(cfg)})
+    assert reg.require("rel").root == tmp_path / "."
+    for env, msg in (({"LUAGUARD_PROJECTS": "place"}, "expected name=/path"),
+                     ({"LUAGUARD_PROJECTS": f"x={tmp_path / 'missing'}"}, "not a directory"),
+                     ({"LUAGUARD_SERVING_CONFIG": str(tmp_path / "none.toml")}, "cannot read")):
+        with pytest.raises(ConfigError, match=msg):
+            ProjectRegistry.from_environment(env)
+    cfg.write_text("[projects\n")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        ProjectRegistry.from_environment({"LUAGUARD_SERVING_CONFIG": str(cfg)})
+
+
+def test_served_project_reloads_after_a_change(tmp_path, monkeypatch):
+    import shutil
+
+    import luaguard.serving.config as C
+
+    monkeypatch.setattr(C, "RELOAD_CHECK_SECONDS", 0.0)
+    root = tmp_path / "place"
+    shutil.copytree(PLACE, root)
+    proj = ProjectRegistry({"p": root}).require("p")
+    first = proj.engine()
+    assert proj.engine() is first  # nothing changed
+    new = root / "src" / "shared" / "Extra.luau"
+    new.write_text("return {}\n")
+    import os
+
+    os.utime(new.parent, ns=(1, 2_000_000_000_000_000_000))
+    second = proj.engine()
+    assert second is not first
+    assert second.project.resolve_partial("ReplicatedStorage.Shared.Extra")[1] == []
+
+
+# -- the processor, through stand-ins of vLLM's interface types -------------------------------
+@pytest.fixture()
+def vllm_processor(monkeypatch):
+    """``luaguard.serving.vllm`` imported against stand-in ``vllm`` modules that define the
+    V1 interface's types as vllm 0.32 does (names, fields, the enum's members)."""
+
+    class SamplingParams:
+        def __init__(self, extra_args=None, **kw):
+            self.extra_args = extra_args
+
+    class MoveDirectionality(enum.Enum):
+        UNIDIRECTIONAL = enum.auto()
+        SWAP = enum.auto()
+
+    @dataclass(frozen=True)
+    class BatchUpdate:
+        batch_size: int
+        removed: Any
+        added: Any
+        moved: Any
+
+    class LogitsProcessor:
+        pass
+
+    vllm = types.ModuleType("vllm")
+    vllm.SamplingParams = SamplingParams
+    lp = types.ModuleType("vllm.v1.sample.logits_processor")
+    lp.BatchUpdate, lp.LogitsProcessor, lp.MoveDirectionality = BatchUpdate, LogitsProcessor, MoveDirectionality
+    for name, mod in (("vllm", vllm), ("vllm.v1", types.ModuleType("vllm.v1")),
+                      ("vllm.v1.sample", types.ModuleType("vllm.v1.sample")), ("vllm.v1.sample.logits_processor", lp)):
+        monkeypatch.setitem(sys.modules, name, mod)
+    monkeypatch.delitem(sys.modules, "luaguard.serving.vllm", raising=False)
+    monkeypatch.delenv("VLLM_USE_V2_MODEL_RUNNER", raising=False)
+    import luaguard.serving.vllm as V
+
+    monkeypatch.setattr(V.LuaguardLogitsProcessor, "_registry", ProjectRegistry({"place": PLACE}))
+    model = ROOT / "server" / "luaguard" / "data" / "model"
+    from transformers import AutoConfig
+
+    vocab = AutoConfig.from_pretrained(model).vocab_size
+    mc = types.SimpleNamespace(tokenizer=str(model), tokenizer_revision=None, get_vocab_size=lambda: vocab)
+    proc = V.LuaguardLogitsProcessor(types.SimpleNamespace(model_config=mc), torch.device("cpu"), False)
+    yield V, proc, SamplingParams, BatchUpdate, MoveDirectionality, vocab
+    sys.modules.pop("luaguard.serving.vllm", None)
+
+
+def test_processor_masks_guarded_rows_only_and_follows_moves(vllm_processor):
+    V, proc, SP, BU, MD, vocab = vllm_processor
+    tok = proc.tokenizer()
+    prompt = 'local ReplicatedStorage = game:GetService("ReplicatedStorage")\nlocal m = ReplicatedStorage.'
+    ids = tok(prompt, add_special_tokens=False)["input_ids"]
+    xargs = {"luaguard": True, "luaguard_project": "place", "luaguard_file": "src/server/Bootstrap.server.luau"}
+    out0, out1, out2 = [], [], []
+    proc.update_state(BU(3, [], [(0, SP(xargs), ids, out0), (1, SP(None), ids, out1), (2, SP(xargs), ids, out2)], []))
+    logits = torch.zeros(3, vocab)
+    proc.apply(logits)
+    guard = proc.rows[0].guard
+    want = torch.from_numpy(guard.mask(guard.start(prompt, scripts=proc.registry().require("place").scripts(
+        xargs["luaguard_file"]))).banned_row(vocab))
+    assert torch.equal(torch.isinf(logits[0]), want) and torch.equal(torch.isinf(logits[2]), want)
+    assert not torch.isinf(logits[1]).any()  # opted out
+    shared = tok.encode("Shared", add_special_tokens=False)
+    out0.extend(shared)  # vLLM appends to the live lists
+    proc.update_state(BU(2, [2], [], [(0, 2, MD.UNIDIRECTIONAL)]))  # row 2 done; row 0 moves to 2
+    assert set(proc.rows) == {2}
+    logits = torch.zeros(3, vocab)
+    proc.apply(logits)
+    assert not torch.isinf(logits[0]).any() and torch.isinf(logits[2]).any()
+    assert proc.rejected == 0
+    proc.update_state(BU(3, [], [], [(2, 1, MD.SWAP)]))
+    assert set(proc.rows) == {1}
+    out0.append(tok.encode(")", add_special_tokens=False)[0])  # ")" closes nothing: refused
+    logits = torch.zeros(3, vocab)
+    proc.apply(logits)
+    assert proc.rejected == 1
+    allowed = (~torch.isinf(logits[1])).nonzero().flatten().tolist()
+    assert allowed and set(allowed) <= set(guard.table.eos_ids)  # EOS only from then on
+
+
+def test_processor_validate_params(vllm_processor):
+    V, proc, SP, *_ = vllm_processor
+    V.LuaguardLogitsProcessor.validate_params(SP(None))
+    V.LuaguardLogitsProcessor.validate_params(SP({"luaguard": True, "luaguard_project": "place"}))
+    with pytest.raises(ValueError, match="unknown luaguard_project"):
+        V.LuaguardLogitsProcessor.validate_params(SP({"luaguard": True, "luaguard_project": "other"}))
+
+
+def test_processor_refuses_model_runner_v2(vllm_processor, monkeypatch):
+    V, proc, *_ = vllm_processor
+    monkeypatch.setenv("VLLM_USE_V2_MODEL_RUNNER", "1")
+    with pytest.raises(RuntimeError, match="VLLM_USE_V2_MODEL_RUNNER=0"):
+        V.LuaguardLogitsProcessor(types.SimpleNamespace(model_config=proc.model_config), torch.device("cpu"), False)
+
+
+# -- the language server's completion endpoint ------------------------------------------------
+class _Handler(BaseHTTPRequestHandler):
+    answers: list = []
+    seen: list = []
+
+    def do_POST(self):  # noqa: N802
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        _Handler.seen.append((self.path, body))
+        code, payload = _Handler.answers.pop(0)
+        data = json.dumps(payload).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *a):
+        pass
+
+
+@pytest.fixture()
+def http_server():
+    srv = HTTPServer(("127.0.0.1", 0), _Handler)
+    th = threading.Thread(target=srv.serve_forever, daemon=True)
+    th.start()
+    _Handler.answers, _Handler.seen = [], []
+    yield f"http://127.0.0.1:{srv.server_port}/v1"
+    srv.shutdown()
+
+
+def test_remote_completion_engine(http_server):
+    from luaguard.config import CompletionSettings
+    from luaguard.serving.client import EndpointError, RemoteCompletionEngine, RemoteRequest
+
+    s = CompletionSettings(endpoint=http_server, endpoint_model="m", endpoint_project="place")
+    eng = RemoteCompletionEngine(s, PLACE)
+    _Handler.answers = [(200, {"choices": [{"text": "Shared", "finish_reason": "stop",
+                                            "logprobs": {"token_logprobs": [-0.1, -0.2]}}]})]
+    text = "local x = game.ReplicatedStorage."
+    got = eng.complete(RemoteRequest(text=text, offset=len(text), path=str(PLACE / "src/server/Bootstrap.server.luau")))
+    path, body = _Handler.seen[0]
+    assert path == "/v1/completions" and body["prompt"] == text and body["model"] == "m"
+    assert body["vllm_xargs"] == {"luaguard": True, "luaguard_project": "place",
+                                  "luaguard_file": "src/server/Bootstrap.server.luau"}
+    assert got.text == "Shared" and not got.withheld and 0.8 < got.mean_prob < 0.9
+    _Handler.answers = [(200, {"choices": [{"text": "zz", "logprobs": {"token_logprobs": [-3.0]}}]})]
+    assert eng.complete(RemoteRequest(text=text, offset=len(text))).withheld
+    _Handler.answers = [(400, {"error": {"message": "unknown luaguard_project 'place'"}})]
+    with pytest.raises(EndpointError, match="HTTP 400: unknown luaguard_project"):
+        eng.complete(RemoteRequest(text=text, offset=len(text)))
+    _Handler.answers = [(200, {"nope": 1})]
+    with pytest.raises(EndpointError, match="no choices"):
+        eng.complete(RemoteRequest(text=text, offset=len(text)))
+    dead = RemoteCompletionEngine(CompletionSettings(endpoint="http://127.0.0.1:9/v1"), PLACE)
+    with pytest.raises(EndpointError, match="127.0.0.1:9"):
+        dead.complete(RemoteRequest(text=text, offset=len(text)))
+
+
+def test_endpoint_setting_must_be_an_http_url():
+    from luaguard.config import CompletionSettings, Settings, _section
+
+    problems: list = []
+    got = _section(CompletionSettings, Settings().completion, {"endpoint": "gpu-box:8000"}, "luaguard.toml",
+                   "completion", problems)
+    assert got.endpoint is None and "invalid value" in problems[0].message
+    got = _section(CompletionSettings, Settings().completion, {"endpoint": "http://gpu:8000/v1",
+                                                               "endpointProject": "place"}, "lsp", "completion", [])
+    assert got.endpoint == "http://gpu:8000/v1" and got.endpoint_project == "place"

@@ -95,3 +95,16 @@ async def test_over_stdio_as_an_agent_starts_it():
     async with Client(params) as c:
         res = await c.call_tool("resolve_path", {"path": "workspace.Map.Lobby.ShopPadd"})
     assert "ShopPad" in res.structured_content["suggestions"]
+
+
+@pytest.mark.asyncio
+async def test_huge_and_binary_inputs_are_answered_not_crashed():
+    async with Client(server()) as c:
+        res = await c.call_tool("check_luau", {"path": "src/server/Big.server.luau", "content": "local x = 1\n" * 1_000_000})
+        assert res.is_error and "does not check it" in text(res)
+        res = await c.call_tool("check_luau", {"path": "src/server/Bin.server.luau", "content": "a\x00b\x01"})
+        assert not res.is_error and res.structured_content["valid"] is False
+        res = await c.call_tool("check_diff", {"diff": "not a diff at all"})
+        assert not res.is_error and isinstance(res.structured_content["valid"], bool)
+        res = await c.call_tool("validate_tool_call", {"call": "{broken json"})
+        assert not res.is_error and res.structured_content["results"][0]["valid"] is False

@@ -29,3 +29,41 @@ async def test_completion_paths_resolve(vscode: LanguageClient):  # noqa: F811
         completed = prefix + item.text_edit.new_text
         found = [f for f in engine.lint_text(completed, TARGET) if f.rule in ("unknown_instance", "unknown_service", "placeholder")]
         assert found == [], (item.text_edit.new_text, [f.message for f in found])
+
+
+async def test_completion_from_an_endpoint(vscode: LanguageClient):  # noqa: F811
+    """``completion.endpoint``: the server posts to an OpenAI-compatible server with the luaguard
+    keys (no local model) and offers its answer."""
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    seen: list[dict] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802
+            seen.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            data = json.dumps({"choices": [{"text": "Shared", "finish_reason": "stop",
+                                            "logprobs": {"token_logprobs": [-0.05]}}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *a):
+            pass
+
+    srv = HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        await start(vscode, PLACE, settings={"completion": {
+            "endpoint": f"http://127.0.0.1:{srv.server_port}/v1", "endpointModel": "m", "endpointProject": "place"}})
+        prefix = "local Module = require(game.ReplicatedStorage."
+        uri = open_doc(vscode, TARGET, prefix)
+        result = await vscode.text_document_completion_async(types.CompletionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(0, len(prefix))))
+        assert result is not None and [i.text_edit.new_text for i in result.items] == ["Shared"]
+        assert seen[0]["prompt"] == prefix and seen[0]["vllm_xargs"]["luaguard_project"] == "place"
+        assert seen[0]["vllm_xargs"]["luaguard_file"] == "src/server/Services/CombatService.luau"
+    finally:
+        srv.shutdown()

@@ -162,6 +162,20 @@ def test_processor_masks_guarded_rows_only_and_follows_moves(vllm_processor):
     assert allowed and set(allowed) <= set(guard.table.eos_ids)  # EOS only from then on
 
 
+def test_a_second_instance_for_the_same_engine_does_nothing(vllm_processor):
+    V, proc, SP, BU, MD, vocab = vllm_processor
+    config = types.SimpleNamespace(model_config=proc.model_config)
+    first = V.LuaguardLogitsProcessor(config, torch.device("cpu"), False)
+    second = V.LuaguardLogitsProcessor(config, torch.device("cpu"), False)  # entry point + --logits-processors
+    assert not first.duplicate and second.duplicate
+    xargs = {"luaguard": True, "luaguard_project": "place"}
+    for p in (first, second):
+        p.update_state(BU(1, [], [(0, SP(xargs), [1, 2], [])], []))
+    assert first.rows and not second.rows
+    logits = torch.zeros(1, vocab)
+    assert second.apply(logits) is logits and not torch.isinf(logits).any()
+
+
 def test_processor_validate_params(vllm_processor):
     V, proc, SP, *_ = vllm_processor
     V.LuaguardLogitsProcessor.validate_params(SP(None))
@@ -209,7 +223,8 @@ def http_server():
 
 def test_remote_completion_engine(http_server):
     from luaguard.config import CompletionSettings
-    from luaguard.serving.client import EndpointError, RemoteCompletionEngine, RemoteRequest
+    from luaguard.guard.completion_types import CompletionRequest as RemoteRequest
+    from luaguard.serving.client import EndpointError, RemoteCompletionEngine
 
     s = CompletionSettings(endpoint=http_server, endpoint_model="m", endpoint_project="place")
     eng = RemoteCompletionEngine(s, PLACE)

@@ -40,6 +40,17 @@ INSTRUCTIONS = (
 )
 
 
+#: content or diffs over this many bytes are not checked (answered isError): the linter's limit
+MAX_INPUT_BYTES = 10 * 1024 * 1024
+
+
+def _too_big(what: str, text: str | None) -> types.CallToolResult | None:
+    if text is not None and len(text.encode("utf-8", errors="replace")) > MAX_INPUT_BYTES:
+        return _result(f"{what} is over {MAX_INPUT_BYTES:,} bytes; luaguard does not check it. Split the change.",
+                       {"error": "too large"}, error=True)
+    return None
+
+
 def _result(text: str, structured: dict[str, Any], *, error: bool = False) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
                                 structured_content=structured, is_error=error)
@@ -58,6 +69,9 @@ def build_server(engine, *, extra_tool_files: tuple[str, ...] = ()) -> MCPServer
         """Lint Luau as the project file `path` (root-relative, e.g. src/server/Main.server.luau, or an
         instance path). `content`: the file's full new text (omit to check the file on disk). `mode`:
         "patch" (an AI's change; default) or "editor"."""
+        big = _too_big("content", content)
+        if big is not None:
+            return big
         if mode not in ("patch", "editor"):
             return _result(f"mode must be 'patch' or 'editor', got {mode!r}", {"error": "bad mode"}, error=True)
         with lock:
@@ -71,6 +85,9 @@ def build_server(engine, *, extra_tool_files: tuple[str, ...] = ()) -> MCPServer
     def check_diff(diff: str) -> types.CallToolResult:
         """Apply a unified diff (with ---/+++ file headers, paths relative to the project root) in
         memory and report the problems it introduces."""
+        big = _too_big("The diff", diff)
+        if big is not None:
+            return big
         with lock:
             res = api.validate_patch(engine, None, diff=diff)
         return _result(res["feedback"], res)

@@ -43,67 +43,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..config import CompletionSettings
+from .completion_types import Completion, CompletionRequest
 from .context import build_prompt, encode_text
 from .matcher import Guard, GuardOptions, Matcher, guard_for, path_space
 from .token_bytes import token_table
 
 __all__ = ["Completion", "CompletionEngine", "CompletionRequest", "GenerationResult", "generate_ids", "parse_location"]
-
-
-@dataclass(frozen=True)
-class CompletionRequest:
-    """One completion request.
-
-    ``text``: the whole document; ``offset``: the cursor (a ``str`` index); ``path``: the
-    document's path (absolute or project-relative) so ``script`` resolves; ``max_tokens`` /
-    ``timeout_ms`` / ``min_confidence`` / ``guard`` default to the engine's settings;
-    ``temperature`` 0 is greedy; ``seed`` makes sampling reproducible; ``fim`` sends the
-    text after the cursor too when the model supports fill-in-the-middle; ``stop`` is
-    ``"balanced"`` or ``"line"``; ``grounded_numbers`` turns on the asset-id check.
-    """
-
-    text: str
-    offset: int
-    path: str | None = None
-    max_tokens: int | None = None
-    timeout_ms: int | None = None
-    min_confidence: float | None = None
-    guard: bool | None = None
-    temperature: float = 0.0
-    top_p: float = 1.0
-    seed: int = 0
-    fim: bool = True
-    stop: str = "balanced"
-    grounded_numbers: bool = False
-
-
-@dataclass
-class Completion:
-    """The result of :meth:`CompletionEngine.complete` (see the module docstring)."""
-
-    text: str
-    raw_text: str
-    tokens: int
-    mean_prob: float
-    min_prob: float
-    withheld: bool
-    stop_reason: str
-    guarded: bool
-    truncated_prompt: bool
-    prompt_tokens: int
-    elapsed_ms: float
-    degraded: str | None = None
-    facts: tuple[str, ...] = ()
-    mask_us: list[float] = field(default_factory=list, repr=False)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "text": self.text, "rawText": self.raw_text, "tokens": self.tokens,
-            "meanProb": round(self.mean_prob, 4), "minProb": round(self.min_prob, 4),
-            "withheld": self.withheld, "stopReason": self.stop_reason, "guarded": self.guarded,
-            "truncatedPrompt": self.truncated_prompt, "promptTokens": self.prompt_tokens,
-            "elapsedMs": round(self.elapsed_ms, 1), "degraded": self.degraded, "facts": list(self.facts),
-        }
 
 
 @dataclass

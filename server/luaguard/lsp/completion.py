@@ -123,10 +123,7 @@ class CompletionFeature(Feature):
         if missing:
             server.show_once("completion-extra", f"luaguard: {missing_message(missing)}")
             return None
-        if settings.endpoint:
-            from ..serving.client import RemoteRequest as CompletionRequest
-        else:
-            from ..guard.generate import CompletionRequest
+        from ..guard.completion_types import CompletionRequest
         from ..guard.model import ModelLoadError
         doc = server.workspace.text_documents.get(uri)
         if doc is None:

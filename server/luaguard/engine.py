@@ -309,6 +309,28 @@ class Engine:
         return self.lint_bytes(data, path)
 
 
+class ProjectUnreadable(Exception):
+    """:func:`open_engine` could not read a project: ``str()`` is the reason (the config
+    file's or the project file's error)."""
+
+
+def open_engine(root: Path, *, require_index: bool = False) -> Engine:
+    """An :class:`Engine` for the project at ``root`` with its ``luaguard.toml`` settings
+    and its index loaded - what a front end that cannot stop on a usage error (the agent
+    hook, a serving worker) needs.  Raises :class:`ProjectUnreadable` for a config file that
+    is not valid TOML, a broken project file, or (``require_index``) no project file at all.
+    """
+    from .workspace import read_project_settings
+
+    result = read_project_settings(root)
+    if result.error:
+        raise ProjectUnreadable(result.error)
+    engine = Engine(root, result.settings)
+    if engine.project is None and (engine.project_error or require_index):
+        raise ProjectUnreadable(engine.project_error or "no project file (default.project.json or sourcemap.json)")
+    return engine
+
+
 def merge_syntax(findings: Iterable[Finding]) -> list[Finding]:
     """Keep one report per syntax mistake.
 

@@ -112,3 +112,16 @@ class Finding:
             "suggestions": list(self.suggestions),
             "fix": self.fix.to_json() if self.fix else None,
         }
+
+
+def format_text(f: Finding) -> str:
+    """``path:line:col: severity[rule] message`` (1-based line and column), then the
+    suggestions and fix indented below, as ruff and selene print (``luaguard check`` and the
+    MCP server's ``check_luau`` text)."""
+    line = f"{f.file or '-'}:{f.range.start.line + 1}:{f.range.start.character + 1}: {f.severity.label}[{f.rule}] {f.message}"
+    extra = []
+    if len(f.suggestions) > 1 or (f.suggestions and f.fix is None):
+        extra.append("    suggestions: " + ", ".join(f.suggestions[:5]))
+    if f.fix is not None:
+        extra.append(f"    fix: {f.fix.title or 'replace with ' + repr(f.fix.new_text)}")
+    return "\n".join([line, *extra])

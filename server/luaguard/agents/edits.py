@@ -18,6 +18,7 @@ src/server/Main.server.luau", "... found 3 times; pass replace_all or add contex
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
@@ -47,6 +48,21 @@ class StringEdit:
     old: str
     new: str
     replace_all: bool = False
+
+
+def unified_diff(rel: str, old: str | None, new: str | None) -> str:
+    """A unified diff (``a/``/``b/`` headers, 3 lines of context) that turns ``old`` into
+    ``new`` for the project file ``rel`` - what ``luaguard check --diff`` reads; ``None``:
+    the file does not exist on that side (``/dev/null``).  A last line without a newline
+    gets one (the diff applier compares whole lines)."""
+    a_lines = (old or "").splitlines(keepends=True)
+    b_lines = (new or "").splitlines(keepends=True)
+    for seq in (a_lines, b_lines):
+        if seq and not seq[-1].endswith("\n"):
+            seq[-1] += "\n"
+    a = f"a/{rel}" if old is not None else "/dev/null"
+    b = f"b/{rel}" if new is not None else "/dev/null"
+    return "".join(difflib.unified_diff(a_lines, b_lines, a, b, n=3))
 
 
 def read_text(path: Path) -> str | None:

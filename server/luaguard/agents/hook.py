@@ -29,7 +29,6 @@ stderr - a broken guard must never block the user's agent.  An edit that cannot 
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import threading
@@ -37,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .edits import EditError, FileChange, apply_patch_envelope, apply_string_edits, read_text
+from .edits import EditError, FileChange, apply_patch_envelope, apply_string_edits, read_text, unified_diff
 from .payloads import AGENTS, PayloadError, ToolUse, parse_payload
 
 LUAU_SUFFIXES = (".lua", ".luau")
@@ -116,37 +115,8 @@ def _inside(path: Path, root: Path) -> bool:
         return False
 
 
-def _make_engine(root: Path):
-    from ..engine import Engine
-    from ..workspace import read_project_settings
-
-    settings = read_project_settings(root)
-    if settings.error:
-        raise _ProjectProblem(settings.error)
-    engine = Engine(root, settings.settings)
-    engine.project  # loads the index (a broken project file sets project_error)
-    if engine.project_error:
-        raise _ProjectProblem(engine.project_error)
-    return engine
-
-
-class _ProjectProblem(Exception):
-    pass
-
-
 def _diff_for(engine, changes: list[FileChange], cwd: Path | None) -> str:
-    parts = []
-    for ch in changes:
-        rel = engine.relpath(_abs(ch.path, cwd))
-        old_lines = (ch.old or "").splitlines(keepends=True)
-        new_lines = (ch.new or "").splitlines(keepends=True)
-        for seq in (old_lines, new_lines):
-            if seq and not seq[-1].endswith("\n"):
-                seq[-1] += "\n"
-        a = f"a/{rel}" if ch.old is not None else "/dev/null"
-        b = f"b/{rel}" if ch.new is not None else "/dev/null"
-        parts.extend(difflib.unified_diff(old_lines, new_lines, a, b, n=3))
-    return "".join(parts)
+    return "".join(unified_diff(engine.relpath(_abs(ch.path, cwd)), ch.old, ch.new) for ch in changes)
 
 
 def _from_patch_result(res: dict[str, Any]) -> Verdict:
@@ -176,14 +146,16 @@ def _check_changes(use: ToolUse, changes: list[FileChange], options: HookOptions
         mine.append(ch)
     if not mine:
         return _pass()
+    from ..engine import ProjectUnreadable, open_engine
+
     for ch in mine:
         if ch.new is not None and len(ch.new.encode("utf-8", errors="replace")) > MAX_CONTENT_BYTES:
             return _pass(f"luaguard: {ch.path}: new content over {MAX_CONTENT_BYTES:,} bytes; not checked")
         if "\x00" in (ch.new or ""):
             return _pass(f"luaguard: {ch.path}: new content is binary (NUL bytes); not checked")
     try:
-        engine = _make_engine(root)
-    except _ProjectProblem as exc:
+        engine = open_engine(root)
+    except ProjectUnreadable as exc:
         return _pass(f"luaguard: project at {root} cannot be read ({exc}); not checked")
     from ..toolcalls.api import validate_patch
 
@@ -197,14 +169,14 @@ def _check_changes(use: ToolUse, changes: list[FileChange], options: HookOptions
 
 def _check_mcp(use: ToolUse, options: HookOptions) -> Verdict:
     root = _root_for(use, None, options)
-    from ..engine import Engine
+    from ..engine import Engine, ProjectUnreadable, open_engine
     from ..toolcalls import model as M
     from ..toolcalls.api import validate_calls
 
     if root is not None:
         try:
-            engine = _make_engine(root)
-        except _ProjectProblem as exc:
+            engine = open_engine(root)
+        except ProjectUnreadable as exc:
             return _pass(f"luaguard: project at {root} cannot be read ({exc}); not checked")
     else:
         engine = Engine(None)
@@ -227,8 +199,8 @@ def evaluate(use: ToolUse, options: HookOptions | None = None) -> Verdict:
     options = options or HookOptions()
     try:
         if use.kind == "write":
-            return _check_changes(use, [FileChange(use.file_path or "", read_text(_abs(use.file_path or "", use.cwd)),
-                                                   use.content)], options)
+            # (a whole-file write is linted as the new text: the old one is not needed)
+            return _check_changes(use, [FileChange(use.file_path or "", None, use.content)], options)
         if use.kind == "edit":
             path = _abs(use.file_path or "", use.cwd)
             if path.suffix not in LUAU_SUFFIXES:

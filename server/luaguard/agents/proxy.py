@@ -156,7 +156,7 @@ def build_proxy(engine, upstream_command: list[str], *, annotation_files: tuple[
             await _refresh()
         ts = state["toolset"]
         name, args = params.name, params.arguments or {}
-        if ts is not None and ts.get(name) is not None and ts.tools.get(name) is not None:
+        if ts is not None and name in ts.tools:
             with lock:
                 [res] = check_calls(engine, {"name": name, "arguments": args}, tools=ts)
             if not res.valid:

@@ -130,8 +130,7 @@ class ServedProject:
     def engine(self):
         """The project's :class:`~luaguard.engine.Engine` (index loaded), reloaded after a
         change on disk.  Raises :class:`ConfigError` when the project file is broken."""
-        from ..engine import Engine
-        from ..workspace import read_project_settings
+        from ..engine import ProjectUnreadable, open_engine
 
         with self._lock:
             now = time.monotonic()
@@ -140,13 +139,10 @@ class ServedProject:
             self._checked = now
             if self._engine is not None and self._fingerprint() == self._signature:
                 return self._engine
-            settings = read_project_settings(self.root)
-            if settings.error:
-                raise ConfigError(f"project {self.name!r} ({self.root}): {settings.error}")
-            engine = Engine(self.root, settings.settings)
-            if engine.project is None:
-                raise ConfigError(f"project {self.name!r} ({self.root}): "
-                                  f"{engine.project_error or 'no project file (default.project.json or sourcemap.json)'}")
+            try:
+                engine = open_engine(self.root, require_index=True)
+            except ProjectUnreadable as exc:
+                raise ConfigError(f"project {self.name!r} ({self.root}): {exc}") from None
             if self._engine is not None:
                 from ..guard.matcher import invalidate
 

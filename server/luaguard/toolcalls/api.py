@@ -60,7 +60,7 @@ from pathlib import Path
 from typing import Any, Iterable
 from urllib.parse import unquote, urlparse
 
-from ..findings import Severity
+from ..findings import Severity, format_text
 from . import model as M
 from .calls import CallContext, NameIndex
 from .diffs import DiffReport, check_content, check_diff
@@ -348,8 +348,7 @@ def lint_report(engine, path: str, content: str | None = None) -> dict:
     for f in findings:
         f.file = shown
     errors = [f for f in findings if f.severity is Severity.ERROR]
-    lines = [f"{shown}:{f.range.start.line + 1}:{f.range.start.character + 1}: {f.severity.label}[{f.rule}] {f.message}"
-             for f in findings[:40]]
+    lines = [format_text(f) for f in findings[:40]]
     if len(findings) > 40:
         lines.append(f"... and {len(findings) - 40} more")
     return {"path": shown, "valid": not errors, "findings": [f.to_json() for f in findings],

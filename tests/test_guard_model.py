@@ -249,6 +249,6 @@ def test_cache_clear() -> None:
 
 
 def test_import_does_not_pull_torch() -> None:
-    code = "import sys, luaguard.guard.model, luaguard.guard.corpus; print('torch' in sys.modules, 'transformers' in sys.modules)"
+    code = "import sys, luaguard.guard.model, luaguard.guard.context; print('torch' in sys.modules, 'transformers' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.split() == ["False", "False"]

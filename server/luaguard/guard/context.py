@@ -3,7 +3,7 @@
 :func:`build_prompt` assembles what the model reads:
 
 * a **facts header** of Luau comments in the format the shipped model was trained on
-  (:func:`luaguard.guard.corpus.format_prompt_context`): the script's own instance path,
+  (:func:`format_prompt_context`): the script's own instance path,
   its parent and siblings, the children of the instances the file's locals are bound to
   (``-- game.ReplicatedStorage.Remotes: Attack, Dash``), and the exported members of the
   modules the file requires (``-- game.ReplicatedStorage.Shared.Util.Signal exports: new,
@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from ..project.tree import Instance
-from .corpus import describe_children, format_prompt_context
 
-__all__ = ["Prompt", "build_prompt", "encode_text", "fim_tokens", "module_exports"]
+__all__ = ["Prompt", "build_prompt", "describe_children", "encode_text", "fim_tokens", "format_prompt_context",
+           "module_exports"]
 
 _FIM = ("<fim_prefix>", "<fim_suffix>", "<fim_middle>")
 _MAX_FACTS = 24
@@ -39,6 +39,73 @@ _RETURN_NAME = re.compile(r"^\s*return\s+([A-Za-z_][A-Za-z0-9_]*)\s*$", re.MULTI
 _RETURN_TABLE = re.compile(r"^return\s*\{", re.MULTILINE)
 _EXPORT_TEMPLATE = r"^(?:function\s+{name}\s*[.:]\s*([A-Za-z_][A-Za-z0-9_]*)|{name}\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)\s*=)"
 _TABLE_KEY = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=", re.MULTILINE)
+
+
+_HEADER_MAX_ITEMS = 24
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _clean(text: str) -> str:
+    """One header-safe line: control characters (newlines included) become spaces."""
+    return _CONTROL.sub(" ", text).strip()
+
+
+def format_prompt_context(script_path: str, siblings: list[str], parent: str, extra: list[str]) -> str:
+    """The Luau comment block that precedes a file prefix in a completion prompt.
+
+    The shipped demonstration model was trained with this exact header in front of most
+    training scripts (``training/corpus.py`` writes it with this function), so a prompt built
+    with it tells the model which instance names exist; for other models it is a block of
+    ordinary Luau comments.
+
+    Layout (each line a Luau ``--`` comment; lines with nothing to say are left out)::
+
+        -- script: game.ServerScriptService.Services.CombatService
+        -- parent: game.ServerScriptService.Services
+        -- siblings: DataService, ShopService
+        -- game.ReplicatedStorage.Modules: Combat, Util, Weapons
+        -- game.ReplicatedStorage.Remotes: DamageEvent, UpdateHud
+
+    Args:
+        script_path: dotted instance path of the script being edited (``Instance.path``).
+        siblings: names of the script's siblings (other children of its parent), at most
+            24 are written, then ``...``.
+        parent: the parent's dotted path (a bare name is accepted too).
+        extra: further one-line project facts, written one per line; the trained form is
+            ``"<container path>: <child>, <child>"`` as :func:`describe_children` makes.
+
+    Returns:
+        The header text, ending with a newline (empty string when every input is empty).
+        Control characters in the inputs are replaced by spaces, so the block is always
+        exactly one comment line per fact.
+    """
+    lines: list[str] = []
+    if _clean(script_path):
+        lines.append(f"-- script: {_clean(script_path)}")
+    if _clean(parent):
+        lines.append(f"-- parent: {_clean(parent)}")
+    names = [_clean(s) for s in siblings if _clean(s)]
+    if names:
+        shown = names[:_HEADER_MAX_ITEMS] + (["..."] if len(names) > _HEADER_MAX_ITEMS else [])
+        lines.append(f"-- siblings: {', '.join(shown)}")
+    for fact in extra:
+        fact = _clean(fact)
+        if fact:
+            lines.append(f"-- {fact}")
+    return "".join(line + "\n" for line in lines)
+
+
+def describe_children(node: Instance, max_items: int = _HEADER_MAX_ITEMS) -> str:
+    """``"<path>: <child>, <child>, ..."`` for one container (the header's fact form).
+
+    Children are listed in tree order, at most ``max_items`` then ``...``; a node with no
+    children gives ``"<path>: (empty)"``.
+    """
+    names = [child.name for child in node.all_children()]
+    if not names:
+        return f"{node.path}: (empty)"
+    shown = names[:max_items] + (["..."] if len(names) > max_items else [])
+    return f"{node.path}: {', '.join(shown)}"
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Completion", "CompletionRequest"]
+__all__ = ["Completion", "CompletionRequest", "parse_location"]
 
 
 @dataclass(frozen=True)
@@ -77,3 +77,19 @@ class Completion:
             "backend": self.backend, "model": self.model, "demonstration": self.demonstration,
             "fimFamily": self.fim_family,
         }
+
+
+def parse_location(text: str) -> tuple[str, int, int]:
+    """``"path/to/file.luau:12:5"`` -> ``("path/to/file.luau", 12, 5)`` (1-based line and
+    column).  Raises ``ValueError`` naming what is wrong."""
+    parts = text.rsplit(":", 2)
+    if len(parts) != 3 or not parts[0]:
+        raise ValueError(f"{text!r}: expected FILE:LINE:COL")
+    path, line, col = parts
+    try:
+        ln, cn = int(line), int(col)
+    except ValueError:
+        raise ValueError(f"{text!r}: LINE and COL must be numbers") from None
+    if ln < 1 or cn < 1:
+        raise ValueError(f"{text!r}: LINE and COL start at 1")
+    return path, ln, cn

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..config import CompletionSettings
-from .completion_types import Completion, CompletionRequest
+from .completion_types import Completion, CompletionRequest, parse_location
 from .context import build_prompt, encode_text
 from .fim import stop_ids
 from .matcher import Guard, GuardOptions, Matcher, guard_for, path_space
@@ -425,6 +425,13 @@ class CompletionEngine:
             from .model import load_model
 
             self._loaded = load_model(self.settings.model, device=self._device, progress=progress)
+            if self._loaded.demonstration and self._loaded.device == "cpu":
+                # a model this small runs fastest on one thread; two OpenMP threads on a shared
+                # 2-core machine made `luaguard complete` 5x slower (577 ms against 2,924 ms for 16
+                # tokens, measured; see also luaguard/data/model/README.md)
+                import torch
+
+                torch.set_num_threads(1)
         return self._loaded
 
     def warm(self, project, texts: Sequence[str] | None = None, *, budget_s: float = 5.0,
@@ -548,22 +555,6 @@ def _project_path(project: Any, path: str | None) -> str | None:
         except (ValueError, OSError):
             return p.name
     return p.as_posix()
-
-
-def parse_location(text: str) -> tuple[str, int, int]:
-    """``"path/to/file.luau:12:5"`` -> ``("path/to/file.luau", 12, 5)`` (1-based line and
-    column).  Raises ``ValueError`` naming what is wrong."""
-    parts = text.rsplit(":", 2)
-    if len(parts) != 3 or not parts[0]:
-        raise ValueError(f"{text!r}: expected FILE:LINE:COL")
-    path, line, col = parts
-    try:
-        ln, cn = int(line), int(col)
-    except ValueError:
-        raise ValueError(f"{text!r}: LINE and COL must be numbers") from None
-    if ln < 1 or cn < 1:
-        raise ValueError(f"{text!r}: LINE and COL start at 1")
-    return path, ln, cn
 
 
 def _logits_width(lm: Any) -> int:

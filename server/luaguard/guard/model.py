@@ -38,8 +38,8 @@ __all__ = ["DEMO_NOTE", "LoadedModel", "ModelLoadError", "clear_model_cache", "d
 _PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle")
 _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*(/[A-Za-z0-9][A-Za-z0-9_.-]*)?(@[A-Za-z0-9][A-Za-z0-9_./-]*)?$")
 #: what every front end says when the shipped model answers
-DEMO_NOTE = ("the luaguard demonstration model (1.8M parameters, trained on synthetic Roblox scripts: it shows the "
-             "guard at work and is no code model to rely on; see `luaguard model list` for real ones)")
+DEMO_NOTE = ("the demonstration model (1.8M parameters, trained on synthetic Roblox scripts: it shows the guard at "
+             "work, it is no code model to rely on; `luaguard model pull` gets a real one)")
 _CONTEXT_KEYS = ("max_position_embeddings", "n_positions", "max_sequence_length", "seq_length", "n_ctx")
 
 

@@ -170,8 +170,9 @@ def pull(name: str, revision: str | None = None, *, progress: bool = True,
         raise HubError("luaguard model pull needs huggingface_hub: pip install 'luaguard[guard]'") from exc
 
     (enable_progress_bars if progress else disable_progress_bars)()
+    endpoint = _endpoint()  # (passed on explicitly: some of huggingface_hub's URLs are fixed at its import)
     try:
-        info = HfApi().model_info(name, revision=revision, files_metadata=True)
+        info = HfApi(endpoint=endpoint).model_info(name, revision=revision, files_metadata=True)
     except Exception as exc:  # noqa: BLE001 - every failure becomes a HubError with advice
         raise _explain(exc, name, revision) from exc
     commit = str(info.sha)
@@ -184,10 +185,10 @@ def pull(name: str, revision: str | None = None, *, progress: bool = True,
         raise HubError(f"{name}: no *.safetensors weights" + (f", only pickle checkpoints {pickles[:3]}" if pickles else "")
                        + "; luaguard loads safetensors only (pickles can run code when loaded)")
     try:
-        config = hf_hub_download(name, "config.json", revision=commit)
+        config = hf_hub_download(name, "config.json", revision=commit, endpoint=endpoint)
         _check_config(_read_json(config, f"{name}: config.json"), f"{name}: config.json")
         if "tokenizer_config.json" in siblings:
-            tconf = hf_hub_download(name, "tokenizer_config.json", revision=commit)
+            tconf = hf_hub_download(name, "tokenizer_config.json", revision=commit, endpoint=endpoint)
             _check_config(_read_json(tconf, f"{name}: tokenizer_config.json"), f"{name}: tokenizer_config.json")
     except HubError:
         raise
@@ -202,7 +203,8 @@ def pull(name: str, revision: str | None = None, *, progress: bool = True,
             f"{_size(total)} (config, tokenizer, safetensors)")
     try:
         # the branch or tag name (not the commit) so the cache records it: completion.model = NAME finds it
-        path = Path(snapshot_download(name, revision=revision or "main", allow_patterns=list(ALLOW_PATTERNS)))
+        path = Path(snapshot_download(name, revision=revision or "main", allow_patterns=list(ALLOW_PATTERNS),
+                                      endpoint=endpoint))
     except Exception as exc:  # noqa: BLE001
         raise _explain(exc, name, revision) from exc
     # the branch may have moved since the check: check what was downloaded too
@@ -335,12 +337,13 @@ def list_models(cache_dir: str | Path | None = None) -> list[ModelEntry]:
     out = [ModelEntry("demonstration", "shipped", demo, sum(p.stat().st_size for p in demo.iterdir() if p.is_file()),
                       params, family, problems, demonstration=True)]
     try:
-        from huggingface_hub import scan_cache_dir
+        from huggingface_hub import constants, scan_cache_dir
         from huggingface_hub.errors import CacheNotFound
     except ImportError:  # pragma: no cover - the guard extra brings it
         return out
     try:
-        info = scan_cache_dir(cache_dir)
+        # (the folder read now: one module of huggingface_hub fixes its default at import)
+        info = scan_cache_dir(cache_dir or constants.HF_HUB_CACHE)
     except CacheNotFound:
         return out
     except (OSError, ValueError) as exc:

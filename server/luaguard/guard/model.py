@@ -150,7 +150,11 @@ def _resolve_hub_id(name: str) -> Path:
     except ImportError as exc:  # pragma: no cover - transformers depends on it
         raise ModelLoadError(f"{name}: not a local folder, and huggingface_hub is not installed") from exc
     try:
-        snapshot = snapshot_download(repo_id, revision=revision or None, local_files_only=True)
+        from ..hub import ALLOW_PATTERNS
+
+        # the files `luaguard model pull` fetches: a snapshot is complete without the rest
+        snapshot = snapshot_download(repo_id, revision=revision or None, local_files_only=True,
+                                     allow_patterns=list(ALLOW_PATTERNS))
     except Exception as exc:  # LocalEntryNotFoundError, HFValidationError, OSError ...
         raise ModelLoadError(
             f"{name}: not a local folder and not downloaded (not in the local Hugging Face cache); {pull_hint(name)}"

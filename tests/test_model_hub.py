@@ -65,7 +65,7 @@ def test_model_pull_and_list_through_the_cli(tmp_path: Path, monkeypatch: pytest
         assert run.returncode == 0, run.stderr
         snapshot = tmp_path / "hub" / "models--luaguard-tests--demo" / "snapshots" / commit
         assert f"into {snapshot}" in run.stdout
-        assert "--model luaguard-tests/demo" in run.stdout and 'model = "luaguard-tests/demo"' in run.stdout
+        assert "--model luaguard-tests/demo" in run.stdout and '\n        model = "luaguard-tests/demo"' in run.stdout
         assert "luaguard: pulling luaguard-tests/demo at the default branch" in run.stderr
         assert "5 files" in run.stderr and "100%" in run.stderr  # what is fetched, and a progress bar
         assert "Warning" not in run.stderr

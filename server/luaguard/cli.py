@@ -359,12 +359,12 @@ def cmd_model_pull(args: argparse.Namespace) -> int:
     except HubError as exc:
         raise UsageError(str(exc)) from None
     except KeyboardInterrupt:
-        err("luaguard: interrupted; run the same command again to resume the download")
+        err("luaguard: interrupted; run the same command again to go on (the files already downloaded are kept)")
         return 130
     print(f"Pulled {result.repo_id} (commit {result.commit[:10]}, {len(result.files)} files, "
           f"{result.bytes / 1e6:.1f} MB) into {result.path}")
     print(f"Use it: luaguard complete FILE:LINE:COL --model {result.setting}")
-    print(f'    or, in luaguard.toml:  [completion] model = "{result.setting}"')
+    print(f'    or, in luaguard.toml:\n        [completion]\n        model = "{result.setting}"')
     return EXIT_OK
 
 

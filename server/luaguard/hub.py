@@ -7,9 +7,11 @@ the ``*.safetensors`` weights (:data:`ALLOW_PATTERNS`) - never pickle checkpoint
 other weights formats.  Before any weight is fetched it reads the repository's file list and
 its ``config.json`` (and ``tokenizer_config.json``) and refuses a repository that has no
 safetensors weights or needs remote code (an ``auto_map``: luaguard loads models with
-``trust_remote_code=False`` only).  A download that stops (a lost connection, Ctrl-C) is
-resumed by running the same command again: ``huggingface_hub`` keeps the partial file
-(``*.incomplete``) and asks for the rest with an HTTP ``Range``.  ``HF_ENDPOINT`` (a mirror),
+``trust_remote_code=False`` only).  Resuming: files already in the cache are never fetched
+again, so a pull that stops (Ctrl-C, a crash) goes on from the first unfinished file when the
+same command runs again; within a run, a dropped connection is resumed where it stopped (an
+HTTP ``Range``, by ``huggingface_hub``).  (``huggingface_hub`` 2.x no longer keeps a partial
+file across runs: an interrupted file starts over.)  ``HF_ENDPOINT`` (a mirror),
 ``HF_HOME``/``HF_HUB_CACHE`` (where the cache is) and ``HF_TOKEN`` (gated models) are
 ``huggingface_hub``'s own settings.
 
@@ -122,8 +124,8 @@ def _explain(exc: BaseException, repo_id: str, revision: str | None) -> HubError
     name = type(exc).__name__
     if isinstance(exc, (ConnectionError, TimeoutError)) or "Connect" in name or "Timeout" in name or "Network" in name:
         return HubError(f"{repo_id}: cannot reach {where} ({name}: {exc}); check the network (or HF_ENDPOINT) and run "
-                        "the command again - a partial download resumes where it stopped")
-    return HubError(f"{repo_id}: download failed ({name}: {exc}); run the command again to resume")
+                        "the command again - the files already downloaded are kept")
+    return HubError(f"{repo_id}: download failed ({name}: {exc}); run the command again to go on (finished files are kept)")
 
 
 def _check_config(data: Any, what: str) -> None:
@@ -149,7 +151,7 @@ def pull(name: str, revision: str | None = None, *, progress: bool = True,
 
     ``progress``: huggingface_hub's progress bars on stderr; ``say``: called with one line
     before the download (what is fetched and how much).  Files already in the cache are not
-    fetched again; a partial file is resumed.
+    fetched again (see the module docstring on resuming).
 
     Raises :class:`HubError`: a malformed name, an unknown or gated repository or revision, no
     safetensors weights (pickle checkpoints only), no ``config.json``, a config or tokenizer

@@ -114,7 +114,7 @@ def test_missing_folder(tmp_path: Path) -> None:
     missing = tmp_path / "nope"
     with pytest.raises(ModelLoadError, match="no such model folder") as err:
         load_model(str(missing))
-    assert str(missing) in str(err.value)
+    assert str(missing) in str(err.value) and "luaguard model pull" in str(err.value)
     with pytest.raises(ModelLoadError, match="no such model folder"):
         load_model(missing)  # a PathLike is never taken for a hub id
 
@@ -205,9 +205,12 @@ def test_hub_id_not_in_cache(no_network: None, tmp_path: Path, monkeypatch: pyte
     import huggingface_hub.constants as hc
 
     monkeypatch.setattr(hc, "HF_HUB_CACHE", str(tmp_path / "hub"))
-    with pytest.raises(ModelLoadError, match="local_files_only") as err:
+    with pytest.raises(ModelLoadError, match="not downloaded") as err:
         load_model("luaguard-tests/not-a-cached-model")
-    assert "luaguard-tests/not-a-cached-model" in str(err.value)
+    # the message names the command that fetches it
+    assert "`luaguard model pull luaguard-tests/not-a-cached-model`" in str(err.value)
+    with pytest.raises(ModelLoadError, match="`luaguard model pull luaguard-tests/not-a-cached-model@v2`"):
+        load_model("luaguard-tests/not-a-cached-model@v2")
 
 
 def test_hub_id_from_local_cache(no_network: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -249,6 +252,6 @@ def test_cache_clear() -> None:
 
 
 def test_import_does_not_pull_torch() -> None:
-    code = "import sys, luaguard.guard.model, luaguard.guard.corpus; print('torch' in sys.modules, 'transformers' in sys.modules)"
+    code = "import sys, luaguard.guard.model, luaguard.guard.context; print('torch' in sys.modules, 'transformers' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.split() == ["False", "False"]

@@ -24,6 +24,9 @@ async def test_completion_paths_resolve(vscode: LanguageClient):  # noqa: F811
         types.CompletionParams(text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line, col))
     )
     assert result is not None and result.items, "a guarded completion"
+    # the shipped model says what it is wherever it answers
+    assert all(i.detail.startswith("luaguard demonstration model (guarded), confidence ") for i in result.items)
+    assert all("demonstration model" in i.documentation.value and i.data["demonstration"] for i in result.items)
     engine = Engine(PLACE)
     for item in result.items:
         completed = prefix + item.text_edit.new_text
@@ -63,6 +66,8 @@ async def test_completion_from_an_endpoint(vscode: LanguageClient):  # noqa: F81
         result = await vscode.text_document_completion_async(types.CompletionParams(
             text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(0, len(prefix))))
         assert result is not None and [i.text_edit.new_text for i in result.items] == ["Shared"]
+        assert result.items[0].detail.startswith("luaguard endpoint m (")
+        assert not result.items[0].data["demonstration"]
         assert seen[0]["prompt"] == prefix and seen[0]["vllm_xargs"]["luaguard_project"] == "place"
         assert seen[0]["vllm_xargs"]["luaguard_file"] == "src/server/Services/CombatService.luau"
     finally:

@@ -1,4 +1,4 @@
-"""Command-line front end: ``luaguard check | index | validate | complete | serve``.  No check logic lives
+"""Command-line front end: ``luaguard check | index | validate | complete | model | serve``.  No check logic lives
 here: every command calls the :class:`~luaguard.engine.Engine` or another engine module.
 
 Exit codes: 0 no error-severity finding, 1 at least one, 2 usage or configuration error.
@@ -259,17 +259,14 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_complete(args: argparse.Namespace) -> int:
     """``luaguard complete FILE:LINE:COL``: a guarded completion at a position (1-based line
     and column, the column counted in characters).  Generation logic lives in
-    :mod:`luaguard.guard.generate`."""
+    :mod:`luaguard.guard.generate`; with ``completion.endpoint`` set (and no ``--model``) the
+    completion is asked of that server (:mod:`luaguard.serving.client`).  stderr says which
+    backend and model answered - the shipped model is called a demonstration - and shows
+    progress while a local model loads."""
+    import time
     from dataclasses import replace
 
-    from .guard import missing_dependencies, missing_message
-
-    missing = missing_dependencies()
-    if missing:
-        raise UsageError(f"luaguard complete: {missing_message(missing)}")
-    from .checks.runtime_names import created_names
-    from .guard.generate import CompletionEngine, CompletionRequest, parse_location
-    from .guard.model import ModelLoadError
+    from .guard.completion_types import CompletionRequest, parse_location
 
     err = lambda msg: print(msg, file=sys.stderr)  # noqa: E731
     try:
@@ -290,18 +287,46 @@ def cmd_complete(args: argparse.Namespace) -> int:
     engine = make_engine(args, err, Path(path))
     settings = engine.settings.completion
     if args.model:
-        settings = replace(settings, model=args.model)
+        settings = replace(settings, model=args.model, endpoint=None)
     request = CompletionRequest(
         text=text, offset=offset, path=str(Path(path).resolve()), max_tokens=args.max_tokens,
         guard=False if args.no_guard else None, temperature=args.temperature, seed=args.seed,
-        timeout_ms=args.timeout_ms, stop=args.stop,
+        timeout_ms=args.timeout_ms, stop=args.stop, fim=not args.no_fim, min_confidence=args.min_confidence,
     )
-    try:
-        # the names created at run time, as the linter reads them (the project's and the file's)
-        names = engine.runtime_names.names() | created_names(text)
-        result = CompletionEngine(settings).complete(request, project=engine.project, runtime_names=names)
-    except ModelLoadError as exc:
-        raise UsageError(f"cannot load the completion model: {exc}") from exc
+    from .checks.runtime_names import created_names
+
+    # the names created at run time, as the linter reads them (the project's and the file's)
+    names = engine.runtime_names.names() | created_names(text)
+    if settings.endpoint:
+        from .serving.client import EndpointError, RemoteCompletionEngine
+
+        err(f"luaguard: asking {settings.endpoint} (completion.endpoint)"
+            + (f" for model {settings.endpoint_model}" if settings.endpoint_model else ""))
+        try:
+            result = RemoteCompletionEngine(settings, engine.root).complete(request, project=engine.project,
+                                                                            runtime_names=names)
+        except EndpointError as exc:
+            raise UsageError(f"the completion server failed: {exc}") from exc
+        result = replace(result, backend="endpoint", model=settings.endpoint_model or settings.endpoint)
+    else:
+        from .guard import missing_dependencies, missing_message
+
+        missing = missing_dependencies()
+        if missing:
+            raise UsageError(f"luaguard complete: {missing_message(missing)}")
+        from .guard.generate import CompletionEngine
+        from .guard.model import DEMO_NOTE, ModelLoadError
+
+        local = CompletionEngine(settings)
+        what = DEMO_NOTE if not settings.model else f"model {settings.model}"
+        err(f"luaguard: loading {what} ...")
+        t0 = time.monotonic()
+        try:
+            lm = local.load(progress=sys.stderr.isatty())  # (transformers' bar: for a person, not a log)
+            err(f"luaguard: loaded in {time.monotonic() - t0:.1f} s on {lm.device}; generating ...")
+            result = local.complete(request, project=engine.project, runtime_names=names)
+        except ModelLoadError as exc:
+            raise UsageError(f"cannot load the completion model: {exc}") from exc
     if args.format == "json":
         out = {"file": path, "line": line, "column": col, **result.to_json()}
         json.dump(out, sys.stdout, indent=2, ensure_ascii=False)
@@ -309,13 +334,53 @@ def cmd_complete(args: argparse.Namespace) -> int:
     else:
         if result.text:
             sys.stdout.write(result.text if result.text.endswith("\n") else result.text + "\n")
-        note = (f"{'guarded' if result.guarded else 'unguarded'}, {result.tokens} tokens, mean p {result.mean_prob:.2f}, "
-                f"min p {result.min_prob:.2f}, stop: {result.stop_reason}")
+        who = ("the demonstration model" if result.demonstration
+               else f"{result.backend or 'endpoint'} model {result.model or '(unnamed)'}")
+        note = (f"luaguard: answered by {who}: {'guarded' if result.guarded else 'unguarded'}, {result.tokens} tokens, "
+                f"mean p {result.mean_prob:.2f}, min p {result.min_prob:.2f}, stop: {result.stop_reason}")
+        if result.fim_family:
+            note += f", fill-in-the-middle ({result.fim_family})"
         if result.withheld:
-            note += f"; withheld (mean confidence below {settings.min_confidence:g})"
+            floor = args.min_confidence if args.min_confidence is not None else settings.min_confidence
+            note += f"; withheld (mean confidence below {floor:g})"
         if result.degraded:
             note += f"; {result.degraded}"
         err(note)
+    return EXIT_OK
+
+
+def cmd_model_pull(args: argparse.Namespace) -> int:
+    """``luaguard model pull NAME [--revision R]``: see :func:`luaguard.hub.pull`."""
+    from .hub import HubError, pull
+
+    err = lambda msg: print(msg, file=sys.stderr)  # noqa: E731
+    try:
+        result = pull(args.name, args.revision, progress=not args.quiet, say=lambda m: err(f"luaguard: pulling {m}"))
+    except HubError as exc:
+        raise UsageError(str(exc)) from None
+    except KeyboardInterrupt:
+        err("luaguard: interrupted; run the same command again to go on (the files already downloaded are kept)")
+        return 130
+    print(f"Pulled {result.repo_id} (commit {result.commit[:10]}, {len(result.files)} files, "
+          f"{result.bytes / 1e6:.1f} MB) into {result.path}")
+    print(f"Use it: luaguard complete FILE:LINE:COL --model {result.setting}")
+    print(f'    or, in luaguard.toml:\n        [completion]\n        model = "{result.setting}"')
+    return EXIT_OK
+
+
+def cmd_model_list(args: argparse.Namespace) -> int:
+    """``luaguard model list``: see :func:`luaguard.hub.list_models`."""
+    from .hub import HubError, format_table, list_models
+
+    try:
+        entries = list_models()
+    except HubError as exc:
+        raise UsageError(str(exc)) from None
+    if args.format == "json":
+        json.dump([e.to_json() for e in entries], sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print(format_table(entries))
     return EXIT_OK
 
 
@@ -454,13 +519,30 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--project", metavar="DIR", help="project root (default: found above FILE)")
     p.add_argument("--max-tokens", type=int, default=None, metavar="N", help="generate at most N tokens (default: completion.max_tokens)")
     p.add_argument("--no-guard", action="store_true", help="generate without the decoding guard")
-    p.add_argument("--model", metavar="PATH", help="model folder or cached hub id (default: completion.model, else the shipped model)")
+    p.add_argument("--model", metavar="NAME", help="model folder or pulled hub id OWNER/NAME (see `luaguard model list`; "
+                                                 "default: completion.endpoint, else completion.model, else the shipped "
+                                                 "demonstration model)")
     p.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (default)")
     p.add_argument("--seed", type=int, default=0, help="sampling seed")
     p.add_argument("--timeout-ms", type=int, default=None, metavar="MS", help="time budget (default: completion.timeout_ms)")
     p.add_argument("--stop", choices=("balanced", "line"), default="balanced", help="where the model may stop")
+    p.add_argument("--no-fim", action="store_true",
+                   help="send only the text before the cursor (default: fill-in-the-middle when the model has FIM tokens)")
+    p.add_argument("--min-confidence", type=float, default=None, metavar="P",
+                   help="withhold a completion whose mean token probability is below P (default: completion.min_confidence)")
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.set_defaults(func=cmd_complete)
+
+    p = sub.add_parser("model", help="get a completion model: `model pull OWNER/NAME`, `model list`")
+    msub = p.add_subparsers(dest="model_command", required=True, metavar="ACTION")
+    q = msub.add_parser("pull", help="download a Hugging Face model (config, tokenizer, safetensors) into the local cache")
+    q.add_argument("name", metavar="OWNER/NAME", help="the model's Hugging Face id, e.g. Qwen/Qwen2.5-Coder-1.5B")
+    q.add_argument("--revision", metavar="R", help="branch, tag or commit (default: the repository's default branch)")
+    q.add_argument("--quiet", action="store_true", help="no progress bars")
+    q.set_defaults(func=cmd_model_pull)
+    q = msub.add_parser("list", help="the shipped demonstration model and the models in the local cache")
+    q.add_argument("--format", choices=("text", "json"), default="text")
+    q.set_defaults(func=cmd_model_list)
 
     p = sub.add_parser("serve", help="run the language server over stdio")
     p.set_defaults(func=cmd_serve)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Completion", "CompletionRequest"]
+__all__ = ["Completion", "CompletionRequest", "parse_location"]
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,14 @@ class CompletionRequest:
 
 @dataclass
 class Completion:
-    """The result of :meth:`CompletionEngine.complete` (see the module docstring)."""
+    """The result of :meth:`CompletionEngine.complete` (see the module docstring).
+
+    Which model answered: ``backend`` (``"local"``: a model loaded in this process;
+    ``"endpoint"``: a server, ``completion.endpoint``; ``None`` when the producer did not
+    say), ``model`` (the name or folder asked for, or the endpoint's model), ``demonstration``
+    (the shipped demonstration model answered) and ``fim_family`` (the model's FIM format,
+    :mod:`luaguard.guard.fim`, when the prompt used it).
+    """
 
     text: str
     raw_text: str
@@ -55,6 +62,10 @@ class Completion:
     degraded: str | None = None
     facts: tuple[str, ...] = ()
     mask_us: list[float] = field(default_factory=list, repr=False)
+    backend: str | None = None
+    model: str | None = None
+    demonstration: bool = False
+    fim_family: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -63,4 +74,22 @@ class Completion:
             "withheld": self.withheld, "stopReason": self.stop_reason, "guarded": self.guarded,
             "truncatedPrompt": self.truncated_prompt, "promptTokens": self.prompt_tokens,
             "elapsedMs": round(self.elapsed_ms, 1), "degraded": self.degraded, "facts": list(self.facts),
+            "backend": self.backend, "model": self.model, "demonstration": self.demonstration,
+            "fimFamily": self.fim_family,
         }
+
+
+def parse_location(text: str) -> tuple[str, int, int]:
+    """``"path/to/file.luau:12:5"`` -> ``("path/to/file.luau", 12, 5)`` (1-based line and
+    column).  Raises ``ValueError`` naming what is wrong."""
+    parts = text.rsplit(":", 2)
+    if len(parts) != 3 or not parts[0]:
+        raise ValueError(f"{text!r}: expected FILE:LINE:COL")
+    path, line, col = parts
+    try:
+        ln, cn = int(line), int(col)
+    except ValueError:
+        raise ValueError(f"{text!r}: LINE and COL must be numbers") from None
+    if ln < 1 or cn < 1:
+        raise ValueError(f"{text!r}: LINE and COL start at 1")
+    return path, ln, cn

@@ -43,8 +43,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..config import CompletionSettings
-from .completion_types import Completion, CompletionRequest
+from .completion_types import Completion, CompletionRequest, parse_location
 from .context import build_prompt, encode_text
+from .fim import stop_ids
 from .matcher import Guard, GuardOptions, Matcher, guard_for, path_space
 from .token_bytes import token_table
 
@@ -142,6 +143,7 @@ def generate_ids(
             phases.setdefault(count, 0)
     reason = "max_tokens"
     past = None
+    cache_arg = _cache_argument(model)
     nxt = torch.tensor([list(input_ids)], dtype=torch.long, device=device)
     steps = 0
     with torch.inference_mode():
@@ -154,9 +156,9 @@ def generate_ids(
                 break
             if phases is not None:
                 t_fwd = time.perf_counter()
-            out = model(input_ids=nxt, past_key_values=past, use_cache=True)
+            out = model(input_ids=nxt, use_cache=True, **{cache_arg: past})
             steps += 1
-            past = out.past_key_values
+            past = getattr(out, cache_arg)
             logits = out.logits[0, -1].float()
             if phases is not None:
                 _add(phases, "prefill" if steps == 1 else "forward", t_fwd)
@@ -346,6 +348,19 @@ def _sampling_probs(logits, temperature: float, top_p: float):
     return p
 
 
+def _cache_argument(model: Any) -> str:
+    """The name of the key/value cache in ``model``'s forward pass and output: ``cache``
+    (transformers 5.2x, where ``past_key_values`` is deprecated and warns) or
+    ``past_key_values`` (older versions)."""
+    import inspect
+
+    try:
+        params = inspect.signature(model.forward).parameters
+    except (TypeError, ValueError):  # pragma: no cover - a forward without a signature
+        return "past_key_values"
+    return "cache" if "cache" in params else "past_key_values"
+
+
 def _add(phases: dict[str, float], key: str, since: float) -> float:
     """Add the seconds since ``since`` to ``phases[key]``; return the current time."""
     now = time.perf_counter()
@@ -393,16 +408,30 @@ class CompletionEngine:
         self._lock = threading.Lock()
 
     @property
+    def model_name(self) -> str:
+        """The model as the settings name it (a folder or hub id), or ``"demonstration"`` for
+        the shipped one."""
+        return str(self.settings.model) if self.settings.model else "demonstration"
+
+    @property
     def is_loaded(self) -> bool:
         """True once the model is in memory (no load is triggered)."""
         return self._loaded is not None
 
-    def load(self):
-        """Load the model now; raises :class:`~luaguard.guard.model.ModelLoadError`."""
+    def load(self, *, progress: bool = False):
+        """Load the model now (``progress``: transformers' loading bar on stderr); raises
+        :class:`~luaguard.guard.model.ModelLoadError`."""
         if self._loaded is None:
             from .model import load_model
 
-            self._loaded = load_model(self.settings.model, device=self._device)
+            self._loaded = load_model(self.settings.model, device=self._device, progress=progress)
+            if self._loaded.demonstration and self._loaded.device == "cpu":
+                # a model this small runs fastest on one thread; two OpenMP threads on a shared
+                # 2-core machine made `luaguard complete` 5x slower (577 ms against 2,924 ms for 16
+                # tokens, measured; see also luaguard/data/model/README.md)
+                import torch
+
+                torch.set_num_threads(1)
         return self._loaded
 
     def warm(self, project, texts: Sequence[str] | None = None, *, budget_s: float = 5.0,
@@ -482,7 +511,7 @@ class CompletionEngine:
             prompt = build_prompt(
                 request.text, request.offset, tokenizer=lm.tokenizer, context_length=lm.context_length,
                 max_new_tokens=max_tokens, project=project, scripts=scripts, analysis=analysis,
-                space=space, fim=request.fim,
+                space=space, fim=request.fim, path=_project_path(project, request.path),
             )
             if g is not None:
                 same_space = analysis is not None and g.space is space
@@ -506,24 +535,26 @@ class CompletionEngine:
             withheld=withheld, stop_reason=res.stop_reason, guarded=matcher is not None,
             truncated_prompt=prompt.truncated, prompt_tokens=len(prompt.input_ids),
             elapsed_ms=(time.monotonic() - start) * 1000.0, degraded=degraded, facts=prompt.facts,
-            mask_us=res.mask_us,
+            mask_us=res.mask_us, backend="local", model=self.model_name, demonstration=bool(lm.demonstration),
+            fim_family=prompt.family if prompt.fim else None,
         )
 
 
-def parse_location(text: str) -> tuple[str, int, int]:
-    """``"path/to/file.luau:12:5"`` -> ``("path/to/file.luau", 12, 5)`` (1-based line and
-    column).  Raises ``ValueError`` naming what is wrong."""
-    parts = text.rsplit(":", 2)
-    if len(parts) != 3 or not parts[0]:
-        raise ValueError(f"{text!r}: expected FILE:LINE:COL")
-    path, line, col = parts
-    try:
-        ln, cn = int(line), int(col)
-    except ValueError:
-        raise ValueError(f"{text!r}: LINE and COL must be numbers") from None
-    if ln < 1 or cn < 1:
-        raise ValueError(f"{text!r}: LINE and COL start at 1")
-    return path, ln, cn
+def _project_path(project: Any, path: str | None) -> str | None:
+    """``path`` relative to the project root (POSIX), as the repository context names the
+    file; the bare file name for a file outside the project; ``None`` without a path."""
+    if not path:
+        return None
+    from pathlib import Path
+
+    p = Path(path)
+    root = getattr(project, "root_dir", None)
+    if root is not None and p.is_absolute():
+        try:
+            return p.resolve().relative_to(Path(root).resolve()).as_posix()
+        except (ValueError, OSError):
+            return p.name
+    return p.as_posix()
 
 
 def _logits_width(lm: Any) -> int:
@@ -534,12 +565,12 @@ def _logits_width(lm: Any) -> int:
 
 
 def _eos_ids(lm: Any) -> list[int]:
+    """The ids generation stops on: the generation config's and the tokenizer's EOS, and
+    the stop tokens of the model's FIM family (:func:`~.fim.stop_ids`)."""
     out: list[int] = []
     gc = getattr(lm.model, "generation_config", None)
-    for src in (getattr(gc, "eos_token_id", None), getattr(lm.tokenizer, "eos_token_id", None)):
-        if src is None:
-            continue
-        for i in (src if isinstance(src, (list, tuple)) else [src]):
-            if i is not None and int(i) not in out:
-                out.append(int(i))
-    return out
+    src = getattr(gc, "eos_token_id", None)
+    for i in (src if isinstance(src, (list, tuple)) else [src]):
+        if i is not None and int(i) not in out:
+            out.append(int(i))
+    return stop_ids(lm.tokenizer, out)

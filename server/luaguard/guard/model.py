@@ -1,9 +1,12 @@
 """Loading the completion model that guarded decoding runs on.
 
-``load_model()`` gives the small default model shipped in ``luaguard/data/model`` (see its
-README); ``load_model("path/to/dir")`` a local Hugging Face model folder;
-``load_model("owner/name")`` a Hugging Face hub model **already in the local cache** - luaguard
-never downloads anything (``local_files_only=True``).
+``load_model()`` gives the small **demonstration** model shipped in ``luaguard/data/model`` (a
+1.8M-parameter Llama trained on synthetic Roblox scripts, see its README: it shows the guard at
+work, it is not a code model to rely on); ``load_model("path/to/dir")`` a local Hugging Face
+model folder; ``load_model("owner/name")`` (or ``"owner/name@revision"``) a Hugging Face hub
+model **already in the local cache** - loading never downloads anything
+(``local_files_only=True``); ``luaguard model pull owner/name`` (:mod:`luaguard.hub`) is the one
+command that downloads, and every "not found" message here names it.
 
 Safety rules (why: model folders are untrusted input):
 
@@ -29,10 +32,14 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-__all__ = ["LoadedModel", "ModelLoadError", "clear_model_cache", "default_model_path", "load_model"]
+__all__ = ["DEMO_NOTE", "LoadedModel", "ModelLoadError", "clear_model_cache", "default_model_path", "load_model",
+           "pull_hint"]
 
 _PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle")
-_HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*(/[A-Za-z0-9][A-Za-z0-9_.-]*)?$")
+_HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*(/[A-Za-z0-9][A-Za-z0-9_.-]*)?(@[A-Za-z0-9][A-Za-z0-9_./-]*)?$")
+#: what every front end says when the shipped model answers
+DEMO_NOTE = ("the demonstration model (1.8M parameters, trained on synthetic Roblox scripts: it shows the guard at "
+             "work, it is no code model to rely on; `luaguard model pull` gets a real one)")
 _CONTEXT_KEYS = ("max_position_embeddings", "n_positions", "max_sequence_length", "seq_length", "n_ctx")
 
 
@@ -49,7 +56,7 @@ class LoadedModel:
     folder the files were read from (a hub id resolves to its cache snapshot folder);
     ``context_length`` the longest input in tokens the model was built for (from the
     config's ``max_position_embeddings``/``n_positions``/..., else the tokenizer's
-    ``model_max_length``).
+    ``model_max_length``); ``demonstration`` is true for the shipped demonstration model.
     """
 
     model: Any
@@ -57,6 +64,7 @@ class LoadedModel:
     device: str
     path: Path
     context_length: int
+    demonstration: bool = False
 
 
 def default_model_path() -> Path:
@@ -64,15 +72,24 @@ def default_model_path() -> Path:
     return Path(str(resources.files("luaguard").joinpath("data", "model")))
 
 
-def load_model(name_or_path: str | os.PathLike[str] | None = None, *, device: str | None = None) -> LoadedModel:
+def pull_hint(name: str = "OWNER/NAME") -> str:
+    """The sentence every "model not found" message ends with."""
+    return f"download it with `luaguard model pull {name}`, list downloaded models with `luaguard model list`"
+
+
+def load_model(name_or_path: str | os.PathLike[str] | None = None, *, device: str | None = None,
+               progress: bool = False) -> LoadedModel:
     """Load a causal LM and its tokenizer, offline, from safetensors only.
 
     Args:
-        name_or_path: ``None`` for the shipped default model; a local model folder; or a
-            Hugging Face hub id (``"owner/name"``) resolved only from the local cache.
+        name_or_path: ``None`` for the shipped demonstration model; a local model folder; or
+            a Hugging Face hub id (``"owner/name"``, ``"owner/name@revision"``) resolved only
+            from the local cache (``luaguard model pull`` puts it there).
         device: ``"cpu"``, ``"cuda"``, ``"cuda:1"`` ...; ``None`` picks ``"cuda"`` when
             available, else ``"cpu"``.  On CPU the weights are up-cast to float32 (the shipped
             model is stored in float16); on CUDA the stored dtype is kept.
+        progress: show transformers' weight-loading progress bar on stderr (the CLI); off,
+            it is hidden (the language server's log).
 
     Returns:
         A :class:`LoadedModel`.  The last two loads are cached per (folder, device), so
@@ -86,6 +103,9 @@ def load_model(name_or_path: str | os.PathLike[str] | None = None, *, device: st
     """
     path = _resolve(name_or_path)
     dev = _pick_device(device, path)
+    from transformers.utils import logging as hf_logging
+
+    (hf_logging.enable_progress_bar if progress else hf_logging.disable_progress_bar)()
     return _load_cached(str(path), dev)
 
 
@@ -115,25 +135,29 @@ def _resolve(name_or_path: str | os.PathLike[str] | None) -> Path:
         isinstance(name_or_path, os.PathLike)
         or text.startswith((".", "/", "~"))
         or "\\" in text
-        or text.count("/") > 1
+        or text.partition("@")[0].count("/") > 1
         or not _HUB_ID.match(text)
     )
     if looks_like_path:
-        raise ModelLoadError(f"{local}: no such model folder")
+        raise ModelLoadError(f"{local}: no such model folder (a Hugging Face model: {pull_hint()})")
     return _resolve_hub_id(text)
 
 
-def _resolve_hub_id(repo_id: str) -> Path:
+def _resolve_hub_id(name: str) -> Path:
+    repo_id, _, revision = name.partition("@")
     try:
         from huggingface_hub import snapshot_download
     except ImportError as exc:  # pragma: no cover - transformers depends on it
-        raise ModelLoadError(f"{repo_id}: not a local folder, and huggingface_hub is not installed") from exc
+        raise ModelLoadError(f"{name}: not a local folder, and huggingface_hub is not installed") from exc
     try:
-        snapshot = snapshot_download(repo_id, local_files_only=True)
+        from ..hub import ALLOW_PATTERNS
+
+        # the files `luaguard model pull` fetches: a snapshot is complete without the rest
+        snapshot = snapshot_download(repo_id, revision=revision or None, local_files_only=True,
+                                     allow_patterns=list(ALLOW_PATTERNS))
     except Exception as exc:  # LocalEntryNotFoundError, HFValidationError, OSError ...
         raise ModelLoadError(
-            f"{repo_id}: not a local folder and not in the local Hugging Face cache "
-            f"(looked up with local_files_only=True; luaguard never downloads models): {exc}"
+            f"{name}: not a local folder and not downloaded (not in the local Hugging Face cache); {pull_hint(name)}"
         ) from exc
     return Path(snapshot).resolve()
 
@@ -216,9 +240,6 @@ def _load_cached(path_str: str, device: str) -> LoadedModel:
     config = _check_folder(path)
     import torch
     from transformers import AutoModelForCausalLM
-    from transformers.utils import logging as hf_logging
-
-    hf_logging.disable_progress_bar()  # no "Loading weights" bar on the CLI's stderr or the LSP log
 
     dtype: Any = torch.float32 if device == "cpu" else "auto"
     try:
@@ -254,4 +275,5 @@ def _load_cached(path_str: str, device: str) -> LoadedModel:
         device=device,
         path=path,
         context_length=_context_length(config, model, tokenizer),
+        demonstration=path == default_model_path().resolve(),
     )

@@ -179,16 +179,23 @@ class CompletionFeature(Feature):
         rng = types.Range(encoder.position(lines.position(word_start)), encoder.position(lines.position(offset)))
         first = new_text.strip().splitlines()[0] if new_text.strip() else new_text
         label = first if len(first) <= _LABEL_MAX else first[: _LABEL_MAX - 1] + "…"
+        source = _source(result, self.server.host.settings.completion)
+        doc = f"```luau\n{new_text}\n```"
+        if result.demonstration:
+            from ..guard.model import DEMO_NOTE
+
+            doc += f"\n\nFrom {DEMO_NOTE}."
         item = types.CompletionItem(
             label=label,
             kind=types.CompletionItemKind.Text,
-            detail=f"luaguard (guarded), confidence {result.mean_prob:.2f}",
-            documentation=types.MarkupContent(kind=types.MarkupKind.Markdown, value=f"```luau\n{new_text}\n```"),
+            detail=f"luaguard {source} ({'guarded' if result.guarded else 'unguarded'}), confidence {result.mean_prob:.2f}",
+            documentation=types.MarkupContent(kind=types.MarkupKind.Markdown, value=doc),
             filter_text=new_text,
             sort_text="0",
             insert_text_format=types.InsertTextFormat.PlainText,
             text_edit=types.TextEdit(range=rng, new_text=new_text),
-            data={"meanProb": result.mean_prob, "minProb": result.min_prob, "stopReason": result.stop_reason},
+            data={"meanProb": result.mean_prob, "minProb": result.min_prob, "stopReason": result.stop_reason,
+                  "model": result.model, "backend": result.backend, "demonstration": result.demonstration},
         )
         return types.CompletionList(is_incomplete=True, items=[item])
 
@@ -203,6 +210,16 @@ class CompletionFeature(Feature):
         return types.InlineCompletionList(
             items=[types.InlineCompletionItem(insert_text=result.text, range=types.Range(pos, pos))]
         )
+
+
+def _source(result, settings) -> str:
+    """Which model answered, for the item's detail: ``demonstration model`` for the shipped
+    one (so nobody mistakes it for a code model), else the model's name, or the endpoint's."""
+    if result.demonstration:
+        return "demonstration model"
+    if settings.endpoint:
+        return f"endpoint {settings.endpoint_model or settings.endpoint}"
+    return f"model {result.model or settings.model}"
 
 
 def register(server) -> None:

@@ -1,16 +1,20 @@
-"""Tests for the synthetic training corpus (luaguard.guard.corpus)."""
+"""Tests for the synthetic training corpus of the demonstration model (training/corpus.py,
+outside the runtime package)."""
 
 from __future__ import annotations
 
 import random
 import re
+import sys
 from pathlib import Path
 
 import pytest
 
-from luaguard.guard.corpus import (
-    describe_children,
-    format_prompt_context,
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from luaguard.guard.context import describe_children, format_prompt_context  # noqa: E402
+from training.corpus import (  # noqa: E402
     generate_corpus,
     generate_scripts,
     prompt_context_for,
@@ -251,10 +255,59 @@ def test_deterministic_across_processes() -> None:
     import sys
 
     code = (
-        "import hashlib; from luaguard.guard.corpus import generate_corpus; "
+        f"import hashlib, sys; sys.path.insert(0, {str(ROOT)!r}); from training.corpus import generate_corpus; "
         "print(hashlib.sha256('\\x00'.join(generate_corpus(80, seed=5)).encode()).hexdigest())"
     )
     env = dict(os.environ, PYTHONHASHSEED="12345")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True, env=env)
     here = hashlib.sha256("\x00".join(generate_corpus(80, seed=5)).encode()).hexdigest()
     assert out.stdout.strip() == here
+
+
+# ----------------------------------------------------------------- the runtime stays apart
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    """``(line, dotted module)`` of every import in a Python file (relative imports resolved
+    against the file's package)."""
+    import ast
+
+    pkg = path.relative_to(ROOT / "server").with_suffix("").parts[:-1]
+    out: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            out.extend((node.lineno, a.name) for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = list(pkg[: len(pkg) - node.level + 1]) if node.level else []
+            mod = ".".join(base + ([node.module] if node.module else []))
+            out.append((node.lineno, mod))
+            out.extend((node.lineno, f"{mod}.{a.name}") for a in node.names)
+    return out
+
+
+def test_the_runtime_imports_nothing_from_the_training_code() -> None:
+    package = ROOT / "server" / "luaguard"
+    files = sorted(package.rglob("*.py"))
+    assert len(files) > 50
+    bad = [f"{p.relative_to(ROOT)}:{line}: {mod}" for p in files for line, mod in _imports(p)
+           if mod == "training" or mod.startswith("training.") or mod.endswith(".corpus") or ".corpus." in mod]
+    assert bad == []
+    # the resolver above does see the runtime's own relative imports
+    assert any(mod == "luaguard.guard.context" for _, mod in _imports(package / "guard" / "generate.py"))
+
+
+def test_the_runtime_package_holds_no_training_data_generator() -> None:
+    import ast
+
+    generators = {"generate_corpus", "generate_scripts", "random_project_tree", "sample_sources", "GeneratedScript"}
+    found = []
+    for p in sorted((ROOT / "server" / "luaguard").rglob("*.py")):
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name in generators:
+                found.append(f"{p.relative_to(ROOT)}: {node.name}")
+    assert found == []
+    assert not (ROOT / "server" / "luaguard" / "guard" / "corpus.py").exists()
+    # and the training code does define them (the names above are the right ones)
+    import training.corpus as corpus
+
+    assert generators <= set(dir(corpus))

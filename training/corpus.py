@@ -1,4 +1,8 @@
-"""Synthetic Roblox (Luau) training corpus for luaguard's shipped default completion model.
+"""Synthetic Roblox (Luau) training corpus for luaguard's shipped demonstration completion model.
+
+Training code, not part of the installed package: ``training/train_default_model.py`` reads
+it.  The prompt header it writes is the runtime's (:func:`luaguard.guard.context.format_prompt_context`);
+the runtime imports nothing from here.
 
 The corpus teaches a small causal LM the *idioms* of Roblox instance paths
 (``game:GetService("ReplicatedStorage")``, ``X:WaitForChild("Remotes")``,
@@ -32,12 +36,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Sequence
 
+from luaguard.guard.context import describe_children, format_prompt_context
 from luaguard.project.tree import Instance, is_identifier
 
 __all__ = [
     "GeneratedScript",
-    "describe_children",
-    "format_prompt_context",
     "generate_corpus",
     "generate_scripts",
     "prompt_context_for",
@@ -46,72 +49,8 @@ __all__ = [
 ]
 
 # --------------------------------------------------------------------------------------
-# Prompt header (shared with the completion prompt built at inference time)
+# Prompt header: the runtime's format (luaguard.guard.context), filled from a generated tree
 # --------------------------------------------------------------------------------------
-
-_HEADER_MAX_ITEMS = 24
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-
-
-def _clean(text: str) -> str:
-    """One header-safe line: control characters (newlines included) become spaces."""
-    return _CONTROL.sub(" ", text).strip()
-
-
-def format_prompt_context(script_path: str, siblings: list[str], parent: str, extra: list[str]) -> str:
-    """The Luau comment block that precedes a file prefix in a completion prompt.
-
-    The shipped default model was trained with this exact header in front of most training
-    scripts, so a prompt built with it tells the model which instance names exist.
-
-    Layout (each line a Luau ``--`` comment; lines with nothing to say are left out)::
-
-        -- script: game.ServerScriptService.Services.CombatService
-        -- parent: game.ServerScriptService.Services
-        -- siblings: DataService, ShopService
-        -- game.ReplicatedStorage.Modules: Combat, Util, Weapons
-        -- game.ReplicatedStorage.Remotes: DamageEvent, UpdateHud
-
-    Args:
-        script_path: dotted instance path of the script being edited (``Instance.path``).
-        siblings: names of the script's siblings (other children of its parent), at most
-            24 are written, then ``...``.
-        parent: the parent's dotted path (a bare name is accepted too).
-        extra: further one-line project facts, written one per line; the trained form is
-            ``"<container path>: <child>, <child>"`` as :func:`describe_children` makes.
-
-    Returns:
-        The header text, ending with a newline (empty string when every input is empty).
-        Control characters in the inputs are replaced by spaces, so the block is always
-        exactly one comment line per fact.
-    """
-    lines: list[str] = []
-    if _clean(script_path):
-        lines.append(f"-- script: {_clean(script_path)}")
-    if _clean(parent):
-        lines.append(f"-- parent: {_clean(parent)}")
-    names = [_clean(s) for s in siblings if _clean(s)]
-    if names:
-        shown = names[:_HEADER_MAX_ITEMS] + (["..."] if len(names) > _HEADER_MAX_ITEMS else [])
-        lines.append(f"-- siblings: {', '.join(shown)}")
-    for fact in extra:
-        fact = _clean(fact)
-        if fact:
-            lines.append(f"-- {fact}")
-    return "".join(line + "\n" for line in lines)
-
-
-def describe_children(node: Instance, max_items: int = _HEADER_MAX_ITEMS) -> str:
-    """``"<path>: <child>, <child>, ..."`` for one container (the header's fact form).
-
-    Children are listed in tree order, at most ``max_items`` then ``...``; a node with no
-    children gives ``"<path>: (empty)"``.
-    """
-    names = [child.name for child in node.all_children()]
-    if not names:
-        return f"{node.path}: (empty)"
-    shown = names[:max_items] + (["..."] if len(names) > max_items else [])
-    return f"{node.path}: {', '.join(shown)}"
 
 
 def prompt_context_for(script: Instance, facts: Sequence[Instance] = ()) -> str:

@@ -3,9 +3,11 @@
 For each luaguard diagnostic in the request context:
 
 * its fix, when the finding had one (ruff-lsp's way: the fix was computed with the
-  diagnostic and travels in ``Diagnostic.data``, so nothing is linted again), marked
-  ``isPreferred``; offered only while the document is at the version the diagnostic was
-  computed for;
+  diagnostic and travels in ``Diagnostic.data``, so nothing is linted again) - the same
+  :class:`~luaguard.findings.Fix` ``luaguard check --fix`` applies; marked ``isPreferred``
+  (what an editor's auto-fix applies) only when the check marked it safe, as ``--fix``
+  applies only safe fixes; offered only while the document is at the version the
+  diagnostic was computed for;
 * "Suppress <rule> on this line": appends ``-- luaguard: allow(<rule>)`` to the line
   (or adds the rule to an ``allow(...)`` comment already there; when the line ends inside
   a multi-line string or comment, a comment line is inserted above it instead).  The
@@ -24,7 +26,7 @@ from pygls.capabilities import get_capability
 from ..findings import Range
 from ..luau.lexer import tokenize
 from ..text import LineIndex
-from .convert import SOURCE, PositionEncoder, diagnostic_data, fix_from_data, rule_of
+from .convert import SOURCE, PositionEncoder, diagnostic_data, fix_from_data, fix_is_safe, rule_of
 from .feature import Feature
 
 _ALLOW_COMMENT = re.compile(r"--\s*luaguard:\s*allow\(([^)]*)\)")
@@ -125,7 +127,7 @@ class CodeActionsFeature(Feature):
                     title=title,
                     kind=types.CodeActionKind.QuickFix,
                     diagnostics=[d],
-                    is_preferred=True,
+                    is_preferred=fix_is_safe(data),
                     edit=self._edit(uri, version, [types.TextEdit(range=rng, new_text=new_text)]),
                 )
             )

@@ -94,6 +94,7 @@ def test_finding_to_diagnostic_with_fix():
             "range": {"start": {"line": 0, "character": 19}, "end": {"line": 0, "character": 27}},
             "newText": "Baseplate",
             "title": "Replace 'Baseplat' with 'Baseplate'",
+            "safe": False,
         },
         "version": 7,
     }

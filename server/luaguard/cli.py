@@ -11,6 +11,7 @@ import json
 import os
 import sys
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -62,6 +63,7 @@ def make_engine(args: argparse.Namespace, err: Callable[[str], None], first_path
         settings = replace(settings, sourcemap_file=args.sourcemap, project_file=None)
     if getattr(args, "patch", False):
         settings = replace(settings, placeholder_mode="patch")
+    settings = _selection_settings(args, settings)
     engine = Engine(root, settings)
     if root is not None:
         from .project.index import ProjectFileError
@@ -120,41 +122,116 @@ def print_stats(stats: Counter, out) -> None:
 
 
 # -- commands -----------------------------------------------------------------------
+#: ``--diff`` given without a value (``luaguard check --fix --diff``): print the fixes as a diff
+SHOW_FIX_DIFF = "\0show-fix-diff"
+
+
+@dataclass
+class Checked:
+    """One linted text: the file (``None`` for stdin), the name printed for it, the text the
+    findings were computed on (``None``: unreadable), the findings, and how many fixes were
+    applied to it."""
+
+    path: Path | None
+    shown: str
+    text: str | None
+    findings: list[Finding]
+    fixed: int = 0
+
+
+def shown_path(path: Path) -> str:
+    """How ``luaguard check`` names a file: relative to the current directory (``../x`` for a
+    file beside it), absolute only when the two share nothing but the file-system root."""
+    absolute = os.path.abspath(path)
+    cwd = os.getcwd()
+    try:
+        if os.path.dirname(os.path.commonpath([absolute, cwd])) == os.path.commonpath([absolute, cwd]):
+            return absolute  # only the root in common (or another drive)
+        return os.path.relpath(absolute, cwd)
+    except ValueError:
+        return absolute
+
+
+def _fix_diff_option(args: argparse.Namespace) -> bool:
+    """Sort out the two meanings of ``--diff`` (documented in ``luaguard check --help``):
+    with ``--fix`` it takes no value and prints the fixes as a unified diff instead of
+    writing them (ruff's ``--fix --diff``); without ``--fix``, ``--diff FILE|-`` lints a
+    unified diff.  argparse lets ``--fix --diff a.luau`` give ``a.luau`` to ``--diff``: it
+    is moved back to the paths.  Returns whether the fixes are to be shown as a diff."""
+    if args.diff is None:
+        return False
+    if args.fix:
+        if args.diff != SHOW_FIX_DIFF:
+            args.paths = [args.diff, *args.paths]
+        args.diff = None
+        return True
+    if args.diff == SHOW_FIX_DIFF:
+        raise UsageError("--diff needs a FILE (a unified diff to lint, '-' = stdin), or --fix "
+                         "(--fix --diff: show the fixes as a diff instead of writing them)")
+    return False
+
+
+def _selection_settings(args: argparse.Namespace, settings: Settings) -> Settings:
+    """``--select``/``--ignore``/``--quiet`` over the settings of ``luaguard.toml``: ``--select``
+    replaces its ``select``, ``--ignore`` adds to its ``ignore``.  Raises :class:`UsageError`
+    for an unknown rule id (naming the valid ones)."""
+    from dataclasses import replace
+
+    from .config import parse_selectors
+
+    changes: dict = {}
+    for opt in ("select", "ignore"):
+        values = getattr(args, opt, None)
+        if values:
+            try:
+                parsed = parse_selectors(values)
+            except ValueError as exc:
+                raise UsageError(f"--{opt}: {exc}") from None
+            changes[opt] = parsed if opt == "select" else tuple(dict.fromkeys(settings.ignore + parsed))
+    if getattr(args, "quiet", False):
+        changes["errors_only"] = True
+    return replace(settings, **changes) if changes else settings
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     err = lambda msg: print(msg, file=sys.stderr)  # noqa: E731
-    if getattr(args, "diff", None) is not None:
+    show_diff = _fix_diff_option(args)
+    if args.diff is not None:
+        for flag, on in (("--baseline", args.baseline), ("--unsafe-fixes", args.unsafe_fixes)):
+            if on:
+                raise UsageError(f"--diff FILE (lint a unified diff) cannot be combined with {flag}")
         return _check_diff(args, err)
+    if args.unsafe_fixes and not args.fix:
+        raise UsageError("--unsafe-fixes works with --fix (luaguard check --fix --unsafe-fixes)")
+    if args.update_baseline and not args.baseline:
+        raise UsageError("--update-baseline needs --baseline FILE")
     paths = list(args.paths)
     first = Path(paths[0]) if paths and paths[0] != "-" else None
     engine = make_engine(args, err, first)
-    findings: list[Finding] = []
-    checked = 0
+    fix = FixOptions(unsafe=args.unsafe_fixes, show_diff=show_diff) if args.fix else None
+    checked: list[Checked] = []
     skipped: Counter[str] = Counter()
     if paths == ["-"]:
-        data = sys.stdin.buffer.read()
-        name = args.stdin_filename or "-"
-        if args.stdin_filename and engine.root is not None and not Path(name).is_absolute():
-            # --stdin-filename is relative to the project root (or absolute)
-            candidate = engine.root / name
-            name_for_engine: str = str(candidate)
-        else:
-            name_for_engine = name
-        found = engine.lint_bytes(data, name_for_engine)
-        for f in found:
-            f.file = name
-        findings.extend(found)
-        checked = 1
+        checked.append(_check_stdin(engine, args, fix))
     else:
         if "-" in paths:
             raise UsageError("'-' (stdin) cannot be combined with other paths")
         if not paths and engine.root is None:
             raise UsageError("no paths given and no project found (pass PATHS or --project DIR)")
+        from .files import SKIP_UNMAPPED, filter_project_files, unmapped_files
+
         if paths:
             selection = collect_files(paths, engine.root, engine.settings.exclude)
         else:
-            from .files import filter_project_files
-
             selection = filter_project_files(engine.script_files(), root=engine.root, exclude=engine.settings.exclude)
+            unmapped = unmapped_files(engine.root, engine.script_files(), exclude=engine.settings.exclude)
+            if unmapped:
+                selection.skipped[SKIP_UNMAPPED] += len(unmapped)
+                where = engine.project.project_file.name if engine.project is not None and engine.project.project_file else "the project"
+                n = len(unmapped)
+                err(f"luaguard: {n} Luau file{'s' if n != 1 else ''} in the project {'are' if n != 1 else 'is'} not mapped by "
+                    f"{where} and {'were' if n != 1 else 'was'} not checked (e.g. {shown_path(unmapped[0])}); "
+                    f"to check {'them' if n != 1 else 'it'} too, name the folder: luaguard check {shown_path(engine.root) or '.'}")
         for note in selection.notes:
             err(f"luaguard: {note}")
         skipped = selection.skipped
@@ -165,23 +242,204 @@ def cmd_check(args: argparse.Namespace) -> int:
                 raise UsageError(f"no Luau files to check: {where} maps no .lua/.luau file" + (f" ({why})" if why else ""))
             err("luaguard: no Luau files to check" + (f" ({why})" if why else ""))
         for file in selection.files:
-            findings.extend(engine.lint_file(file))
-        checked = len(selection.files)
-    if args.format == "json":
-        json.dump([f.to_json() for f in findings], sys.stdout, indent=2)
-        sys.stdout.write("\n")
+            checked.append(_check_file(engine, file, shown_path(file), fix, err))
+    findings = [f for c in checked for f in c.findings]
+    hidden = 0
+    if args.baseline:
+        findings, hidden = _apply_baseline(Path(args.baseline), checked, update=args.update_baseline, err=err)
+    if fix is not None and fix.show_diff and paths != ["-"]:
+        n = sum(c.fixed for c in checked)
+        files = sum(1 for c in checked if c.fixed)
+        err(f"Would fix {n} problem{'s' if n != 1 else ''} in {files} file{'s' if files != 1 else ''} "
+            f"({len(findings)} would remain).")
+    elif paths == ["-"] and fix is not None:
+        _emit(findings, len(checked), args, checked, engine, out=sys.stderr)
     else:
-        for f in findings:
-            print(format_text(f))
-        print(summary_line(findings, checked))
+        _emit(findings, len(checked), args, checked, engine, hidden=hidden)
+        if fix is not None:
+            n = sum(c.fixed for c in checked)
+            files = sum(1 for c in checked if c.fixed)
+            out = sys.stdout if args.format == "text" else sys.stderr
+            print(f"Fixed {n} problem{'s' if n != 1 else ''} in {files} file{'s' if files != 1 else ''}.", file=out)
     if args.stats:
-        out = sys.stderr if args.format == "json" else sys.stdout
+        out = sys.stdout if args.format == "text" else sys.stderr
         print_stats(engine.stats, out)
         if skipped:
             print("files skipped:", file=out)
             for reason, n in sorted(skipped.items(), key=lambda kv: (-kv[1], kv[0])):
                 print(f"  {n:>5}  {reason}", file=out)
     return EXIT_FINDINGS if any(f.severity is Severity.ERROR for f in findings) else EXIT_OK
+
+
+@dataclass
+class FixOptions:
+    """``--fix``: apply unsafe fixes too (``--unsafe-fixes``); print a diff instead of writing."""
+
+    unsafe: bool = False
+    show_diff: bool = False
+
+
+def _check_stdin(engine, args: argparse.Namespace, fix: FixOptions | None) -> Checked:
+    """Lint stdin as ``--stdin-filename`` (relative to the project root).  With ``--fix`` the
+    fixed text (or with ``--diff`` the diff) goes to stdout, as ruff does."""
+    from .text import decode_source
+
+    data = sys.stdin.buffer.read()
+    name = args.stdin_filename or "-"
+    if args.stdin_filename and engine.root is not None and not Path(name).is_absolute():
+        path_for_engine = str(engine.root / name)  # --stdin-filename is relative to the project root
+    else:
+        path_for_engine = name
+    decoded = decode_source(data)
+    text = decoded.text
+    fixed = 0
+    if fix is not None and text is not None and decoded.invalid_utf8_offset is None:
+        from .fixes import fix_text
+
+        result = fix_text(engine, text, path_for_engine, unsafe=fix.unsafe)
+        found = result.findings
+        fixed = len(result.fixed)
+        if result.skipped or result.note:
+            print(f"luaguard: {name}: {'not fixed: ' + result.skipped if result.skipped else result.note}", file=sys.stderr)
+        if fix.show_diff:
+            if result.changed:
+                from .agents.edits import unified_diff
+
+                sys.stdout.write(unified_diff(name, text, result.text))
+        else:
+            sys.stdout.write(result.text)
+        text = result.text
+    else:
+        found = engine.lint_bytes(data, path_for_engine)
+        if fix is not None:
+            sys.stdout.buffer.write(data)  # not fixable: the input unchanged
+    for f in found:
+        f.file = name
+    path = Path(path_for_engine) if args.stdin_filename else None
+    return Checked(path, name, text, found, fixed)
+
+
+def _check_file(engine, path: Path, shown: str, fix: FixOptions | None, err: Callable[[str], None]) -> Checked:
+    """Lint one file (and with ``fix``, apply the fixes: atomically, or shown as a diff)."""
+    from .text import decode_source
+
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return Checked(path, shown, None, engine.lint_file(shown))
+    decoded = decode_source(data)
+    if fix is None or decoded.text is None or decoded.invalid_utf8_offset is not None:
+        if fix is not None and decoded.text is not None:
+            err(f"luaguard: {shown}: not fixed: the file is not valid UTF-8")
+        return Checked(path, shown, decoded.text, engine.lint_bytes(data, shown))
+    from .fixes import fix_text
+
+    result = fix_text(engine, decoded.text, shown, unsafe=fix.unsafe)
+    if result.skipped:
+        if fix_available(result.findings, fix.unsafe):
+            err(f"luaguard: {shown}: not fixed: {result.skipped}")
+    elif result.note:
+        err(f"luaguard: {shown}: {result.note}")
+    if result.changed:
+        if fix.show_diff:
+            from .agents.edits import unified_diff
+
+            sys.stdout.write(unified_diff(Path(shown).as_posix(), decoded.text, result.text))
+        else:
+            from .files import write_atomic
+
+            new = (b"\xef\xbb\xbf" if decoded.had_bom else b"") + result.text.encode("utf-8")
+            try:
+                write_atomic(path, new)
+            except OSError as exc:
+                err(f"luaguard: {shown}: cannot write the fixes: {exc.strerror or exc}")
+                return Checked(path, shown, decoded.text, engine.lint_bytes(data, shown, count=False))
+    return Checked(path, shown, result.text, result.findings, len(result.fixed))
+
+
+def fix_available(findings: list[Finding], unsafe: bool) -> bool:
+    """Whether any of ``findings`` has a fix ``--fix`` would apply (with ``--unsafe-fixes``:
+    ``unsafe``)."""
+    from .fixes import fixable
+
+    return bool(fixable(findings, unsafe=unsafe))
+
+
+def _apply_baseline(path: Path, checked: list[Checked], *, update: bool, err: Callable[[str], None]) -> tuple[list[Finding], int]:
+    """``--baseline FILE``: record the findings when ``FILE`` does not exist (or with
+    ``--update-baseline``) and report none; otherwise report only the findings the baseline
+    does not hold.  Returns the findings to report and how many the baseline hid."""
+    from .baseline import BaselineError, baseline_json, baseline_key, load_baseline
+    from .files import write_atomic
+    from .output import relative_to_root
+
+    base_dir = Path(os.path.abspath(path)).parent
+    items = []
+    for c in checked:
+        where = c.path if c.path is not None else Path(c.shown)
+        rel = relative_to_root(where, base_dir)
+        items.extend((f, baseline_key(f, c.text, rel)) for f in c.findings)
+    if update or not path.exists():
+        try:
+            old = len(load_baseline(path)) if path.exists() else None
+        except BaselineError:
+            old = None
+        try:
+            write_atomic(path, baseline_json(k for _, k in items).encode("utf-8"))
+        except OSError as exc:
+            raise UsageError(f"{path}: cannot write the baseline: {exc.strerror or exc}") from None
+        n = len(items)
+        was = f" (was {old})" if old is not None else ""
+        err(f"luaguard: recorded {n} finding{'s' if n != 1 else ''} in the baseline {path}{was}; "
+            f"`luaguard check --baseline {path}` reports only findings that are not in it")
+        return [], n
+    try:
+        baseline = load_baseline(path)
+    except BaselineError as exc:
+        raise UsageError(str(exc)) from None
+    fresh = baseline.new_findings(items)
+    return fresh, len(items) - len(fresh)
+
+
+def _emit(findings: list[Finding], files: int, args: argparse.Namespace, checked: list[Checked], engine,
+          *, hidden: int = 0, out=None) -> None:
+    """Print ``findings`` in ``--format`` (text, json, github, sarif)."""
+    out = out or sys.stdout
+    fmt = args.format
+    if fmt == "json":
+        json.dump([f.to_json() for f in findings], out, indent=2)
+        out.write("\n")
+        return
+    if fmt in ("github", "sarif"):
+        from .output import github_lines, relative_to_root, repository_root, sarif_log
+
+        root = repository_root()
+        where: dict[int, Path] = {}
+        texts: dict[int, str | None] = {}
+        for c in checked:
+            for f in c.findings:
+                where[id(f)] = c.path if c.path is not None else Path(c.shown)
+                texts[id(f)] = c.text
+
+        def path_of(f: Finding) -> str:
+            return relative_to_root(where.get(id(f), Path(f.file or "-")), root)
+
+        if fmt == "github":
+            for line in github_lines(findings, path_of):
+                print(line, file=out)
+        else:
+            from .introduced import finding_key
+
+            log = sarif_log(findings, path_of, root, key_of=lambda f: finding_key(f, texts.get(id(f))))
+            json.dump(log, out, indent=2, ensure_ascii=False)
+            out.write("\n")
+        return
+    for f in findings:
+        print(format_text(f), file=out)
+    line = summary_line(findings, files)
+    if hidden:
+        line = line[:-1] + f" ({hidden} finding{'s' if hidden != 1 else ''} in the baseline not shown)."
+    print(line, file=out)
 
 
 def _read_input(name: str, what: str) -> bytes:
@@ -205,13 +463,8 @@ def _check_diff(args: argparse.Namespace, err: Callable[[str], None]) -> int:
         raise UsageError("--diff needs a project (pass --project DIR)")
     report = patch_report(engine, args.stdin_filename, diff=data.decode("utf-8", errors="replace"))
     findings = report.findings
-    if args.format == "json":
-        json.dump([f.to_json() for f in findings], sys.stdout, indent=2)
-        sys.stdout.write("\n")
-    else:
-        for f in findings:
-            print(format_text(f))
-        print(summary_line(findings, len({f.path for f in report.files} | {f.file for f in findings if f.file})))
+    checked = [Checked(engine.root / f.file if f.file else None, f.file or "-", None, [f]) for f in findings]
+    _emit(findings, len({f.path for f in report.files} | {f.file for f in findings if f.file}), args, checked, engine)
     if args.stats:
         print_stats(engine.stats, sys.stderr if args.format == "json" else sys.stdout)
     return EXIT_FINDINGS if any(f.severity is Severity.ERROR for f in findings) else EXIT_OK
@@ -491,10 +744,32 @@ def build_parser() -> argparse.ArgumentParser:
     _project_file_options(p)
     p.add_argument("--stdin-filename", metavar="NAME", help="project file the stdin text is meant for (so `script` resolves)")
     p.add_argument("--patch", action="store_true", help="patch mode: the code is an AI proposal (TODO/FIXME are errors)")
-    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--format", choices=("text", "json", "github", "sarif"), default="text",
+                   help="text (default); json; github: GitHub Actions annotations; sarif: SARIF 2.1.0 for code scanning "
+                        "(github and sarif name files relative to the repository root)")
     p.add_argument("--stats", action="store_true", help="print counts of findings by rule")
-    p.add_argument("--diff", metavar="FILE", help="apply a unified diff ('-' = stdin) in memory and lint the changed "
-                                                  "regions; --stdin-filename names the file of header-less hunks")
+    p.add_argument("--diff", metavar="FILE", nargs="?", const=SHOW_FIX_DIFF,
+                   help="without --fix: apply a unified diff ('-' = stdin) in memory and lint the changed regions "
+                        "(--stdin-filename names the file of header-less hunks); with --fix (no FILE): print the "
+                        "fixes as a unified diff instead of writing them")
+    g = p.add_argument_group("fixes")
+    g.add_argument("--fix", action="store_true",
+                   help="apply the safe fixes (the one clearly best name for a path, service, class, member or enum "
+                        "item) and report what remains; files with a syntax error are left alone")
+    g.add_argument("--unsafe-fixes", action="store_true",
+                   help="with --fix: apply the unsafe fixes too (near misses under open nodes, globals, deprecated APIs)")
+    g = p.add_argument_group("rule selection (also select/ignore/errors_only in luaguard.toml)")
+    g.add_argument("--select", action="append", metavar="RULES",
+                   help="report only these rule ids or severity groups (error, warning), comma-separated; repeatable")
+    g.add_argument("--ignore", action="append", metavar="RULES",
+                   help="do not report these rule ids or severity groups, comma-separated; repeatable")
+    g.add_argument("-q", "--quiet", "--errors-only", dest="quiet", action="store_true",
+                   help="report error-severity findings only")
+    g = p.add_argument_group("baselines")
+    g.add_argument("--baseline", metavar="FILE",
+                   help="report only findings not recorded in FILE; when FILE does not exist, record the current "
+                        "findings in it")
+    g.add_argument("--update-baseline", action="store_true", help="record the current findings in the --baseline FILE")
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("validate", help="validate AI tool calls, plans or OpenAI tool_calls messages")

@@ -10,6 +10,9 @@ Both sources use the same keys (the LSP client may send camelCase: ``projectFile
     placeholder_mode = "editor"             # "editor" | "patch"
     extra_globals = ["Knit"]
     exclude = ["src/Generated/**", "**/*.bench.luau"]   # globs relative to this file; not linted
+    select = ["error", "deprecated_api"]    # report only these rule ids / severity groups (default: all)
+    ignore = ["likely_unknown_instance"]    # never report these rule ids / severity groups
+    errors_only = false                     # true: report error-severity findings only
 
     [rules]
     unknown_instance = "warning"            # "off" | "error" | "warning" | "information" | "hint"
@@ -104,14 +107,81 @@ class Settings:
     extra_globals: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     rules: dict[str, RuleSettings] = field(default_factory=dict)
+    #: rule selection (ruff's ``select``/``ignore``): rule ids and severity groups
+    #: (:data:`SEVERITY_GROUPS`); empty ``select`` = every rule
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    errors_only: bool = False
     completion: CompletionSettings = field(default_factory=CompletionSettings)
     toolcalls: ToolCallSettings = field(default_factory=ToolCallSettings)
 
     def rule(self, rule_id: str) -> RuleSettings:
         return self.rules.get(rule_id, _DEFAULT_RULE)
 
+    def selects(self, rule: str, severity: Severity) -> bool:
+        """Whether a finding of ``rule`` with (final) ``severity`` is reported under
+        ``select``/``ignore``/``errors_only``.  A selector matches a finding by its rule id
+        or by its severity group (``"error"``, ``"warning"`` ...); ``ignore`` wins over
+        ``select``.  Rule ids outside :func:`known_rule_ids` (a diff's own problems such as
+        ``hunk_does_not_apply``) are not subject to ``select``."""
+        if self.errors_only and severity is not Severity.ERROR:
+            return False
+        if any(_matches(sel, rule, severity) for sel in self.ignore):
+            return False
+        if self.select and rule in known_rule_ids():
+            return any(_matches(sel, rule, severity) for sel in self.select)
+        return True
+
 
 _DEFAULT_RULE = RuleSettings()
+
+#: Severity groups a selector may name instead of a rule id.
+SEVERITY_GROUPS: dict[str, Severity] = {
+    "error": Severity.ERROR, "warning": Severity.WARNING, "information": Severity.INFORMATION,
+    "info": Severity.INFORMATION, "hint": Severity.HINT,
+}
+
+
+def _matches(selector: str, rule: str, severity: Severity) -> bool:
+    return selector == rule or SEVERITY_GROUPS.get(selector) is severity
+
+
+def known_rule_ids() -> dict[str, Severity]:
+    """Every rule id a lint can report, with its default severity
+    (:func:`luaguard.checks.registry.all_rule_ids`)."""
+    global _KNOWN
+    if _KNOWN is None:
+        from .checks.registry import all_rule_ids
+
+        _KNOWN = all_rule_ids()
+    return _KNOWN
+
+
+_KNOWN: dict[str, Severity] | None = None
+
+
+def parse_selectors(values: Any) -> tuple[str, ...]:
+    """Rule selectors from a list of strings, each ``"a,b"`` split on commas: rule ids of
+    :func:`known_rule_ids` and severity groups (:data:`SEVERITY_GROUPS`).
+
+    Raises ``ValueError`` naming the unknown entry and every valid rule id and group.
+    """
+    if isinstance(values, str) or not isinstance(values, (list, tuple)) or not all(isinstance(v, str) for v in values):
+        raise ValueError(f"expected a list of rule ids, got {values!r}")
+    out: list[str] = []
+    known = known_rule_ids()
+    for value in values:
+        for part in value.split(","):
+            sel = part.strip()
+            if not sel:
+                continue
+            if sel not in known and sel not in SEVERITY_GROUPS:
+                raise ValueError(
+                    f"unknown rule id {sel!r}; valid rule ids: {', '.join(sorted(known))}; "
+                    f"groups: error, warning, information, hint")
+            if sel not in out:
+                out.append(sel)
+    return tuple(out)
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +250,16 @@ def settings_from_mapping(data: Any, source: str, base: Settings | None = None) 
                 changes[key] = tuple(value)
             else:
                 bad(key, f"expected a list of glob patterns, got {value!r}")
+        elif key in ("select", "ignore"):
+            try:
+                changes[key] = parse_selectors(value)
+            except ValueError as exc:
+                bad(key, str(exc))
+        elif key == "errors_only":
+            if isinstance(value, bool):
+                changes[key] = value
+            else:
+                bad(key, f"expected true or false, got {value!r}")
         elif key == "rules":
             changes[key] = {**base.rules, **_rules(value, source, problems)}
         elif key == "completion":

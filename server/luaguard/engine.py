@@ -240,6 +240,12 @@ class Engine:
         of open documents itself, once per document version).  Never raises on any text: an internal failure of the front end or of a
         check becomes an ``internal_error`` finding and the other checks still run.
         """
+        return self.analyse(text, path, mode=mode, count=count).findings
+
+    def analyse(self, text: str, path: str | Path | None = None, *, mode: str | None = None,
+                count: bool = True) -> "Analysis":
+        """:meth:`lint_text`, and whether Luau's grammar accepts ``text`` whatever rules are
+        selected or suppressed (what :mod:`luaguard.fixes` needs before it edits a file)."""
         display = str(path) if path is not None else None
         with _gc_paused():
             try:
@@ -247,12 +253,13 @@ class Engine:
             except Exception as exc:  # pragma: no cover - a bug, reported not raised
                 log.exception("luaguard: failed to read %s", display)
                 f = _file_problem(display or "-", INTERNAL_ERROR, f"luaguard could not analyse this file: {exc!r}")
-                return [f]
+                return Analysis([f], parses=False)
+            parses = not ctx.lex.errors and ctx.ast is not None and not ctx.ast.errors
             findings = self.run_checks(ctx, display_path=display, count=count)
             # Free the tokens and the tree (no reference cycles: reference counting does
             # it) before the collector is back, so it has nothing large to scan.
             del ctx
-        return findings
+        return Analysis(findings, parses)
 
     def run_checks(self, ctx: CheckContext, display_path: str | None = None, *, count: bool = True) -> list[Finding]:
         """Run every enabled check on a prepared context (``count``: see :meth:`lint_text`)."""
@@ -274,6 +281,8 @@ class Engine:
                     f.severity = Severity.WARNING  # the file's host may not be Roblox
                 if rs.severity is not None:
                     f.severity = rs.severity
+                if not settings.selects(f.rule, f.severity):
+                    continue  # select / ignore / errors_only
                 out.append(f)
         out = merge_syntax(out)
         sup = parse_suppressions(ctx)
@@ -290,9 +299,9 @@ class Engine:
         (``count``: see :meth:`lint_text`)."""
         decoded = decode_source(data)
         if decoded.text is None:
-            return [_file_problem(path, "unreadable_file", decoded.problem or "not a text file")]
+            return self._selected([_file_problem(path, "unreadable_file", decoded.problem or "not a text file")])
         findings = self.lint_text(decoded.text, path, count=count)
-        if decoded.invalid_utf8_offset is not None:
+        if decoded.invalid_utf8_offset is not None and self.settings.selects("invalid_utf8", Severity.WARNING):
             lines = LineIndex(decoded.text)
             pos = lines.position(decoded.invalid_utf8_offset)
             f = _file_problem(path, "invalid_utf8", f"File is not valid UTF-8 (first bad byte on line {pos.line + 1}); invalid bytes were read as U+FFFD", Severity.WARNING)
@@ -305,8 +314,20 @@ class Engine:
         try:
             data = Path(path).read_bytes()
         except OSError as exc:
-            return [_file_problem(path, "unreadable_file", f"cannot read file: {exc.strerror or exc}")]
+            return self._selected([_file_problem(path, "unreadable_file", f"cannot read file: {exc.strerror or exc}")])
         return self.lint_bytes(data, path)
+
+    def _selected(self, findings: list[Finding]) -> list[Finding]:
+        return [f for f in findings if self.settings.selects(f.rule, f.severity)]
+
+
+@dataclass
+class Analysis:
+    """The result of :meth:`Engine.analyse`: the findings, and whether the text parses
+    (no lexer or parser error, whatever the rule settings)."""
+
+    findings: list[Finding]
+    parses: bool
 
 
 class ProjectUnreadable(Exception):

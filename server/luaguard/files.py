@@ -20,6 +20,8 @@ CLI's ``--stats`` and its "0 files" message.
 from __future__ import annotations
 
 import os
+import stat
+import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +35,7 @@ SKIP_WALLY = "Wally's managed packages (Packages/_Index)"
 SKIP_NPM = "npm packages (node_modules)"
 SKIP_EXCLUDED = "excluded by luaguard.toml's exclude"
 SKIP_NOT_LUAU = "not a Luau file (.lua/.luau)"
+SKIP_UNMAPPED = "not mapped by the project file (pass PATHS, e.g. `luaguard check .`, to check them)"
 
 _VCS_DIRS = frozenset({".git", ".hg", ".svn"})
 _WALLY_FOLDERS = frozenset({"Packages", "DevPackages", "ServerPackages"})
@@ -150,3 +153,40 @@ def _count_luau(path: str) -> int:
     for _dirpath, _dirnames, filenames in os.walk(path):
         n += sum(1 for f in filenames if f.endswith(LUAU_SUFFIXES))
     return n
+
+
+def write_atomic(path: str | Path, data: bytes) -> None:
+    """Replace the file at ``path`` (following a symbolic link to its target) with ``data``:
+    written to a temporary file in the same directory, flushed to disk, given the old
+    file's permission bits (a new file: 0666 less the umask), then moved over the old one
+    with ``os.replace`` - a reader sees the old or the new file, never half of one.
+    Raises ``OSError`` (the temporary file is removed)."""
+    target = Path(os.path.realpath(path))
+    try:
+        mode = stat.S_IMODE(target.stat().st_mode)
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def unmapped_files(root: Path, mapped: Iterable[Path], *, exclude: Sequence[str] = ()) -> list[Path]:
+    """The ``.lua``/``.luau`` files under ``root`` (the walk of :func:`select_files`:
+    Wally's and npm's installs, VCS folders and ``exclude`` left out) that are not in
+    ``mapped`` - what ``luaguard check`` without PATHS does not lint."""
+    keys = {p.resolve() for p in mapped}
+    return [p for p in select_files([root], root=root, exclude=exclude).files if p.resolve() not in keys]

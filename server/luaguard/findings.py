@@ -68,14 +68,24 @@ class Range:
 
 @dataclass(frozen=True, slots=True)
 class Fix:
-    """One text edit that resolves a finding: replace ``range`` with ``new_text``."""
+    """One text edit that resolves a finding: replace ``range`` with ``new_text``.
+
+    ``safe`` (ruff's *fix applicability*): the check that made the fix is certain the edit
+    keeps the code's intent - the one clearly best "did you mean" of a name that does not
+    exist (an instance path under a closed node, a service, a class, a member or enum item of
+    a value of certain class).  ``luaguard check --fix`` applies only safe fixes,
+    ``--unsafe-fixes`` the others too (a near miss under an open node, a global that may be
+    meant as a new local, a deprecated API whose replacement behaves differently); the
+    language server marks safe fixes ``isPreferred``.  The check decides, never a front end.
+    """
 
     range: Range
     new_text: str
     title: str = ""
+    safe: bool = False
 
     def to_json(self) -> dict:
-        return {"range": self.range.to_json(), "new_text": self.new_text}
+        return {"range": self.range.to_json(), "new_text": self.new_text, "safe": self.safe}
 
 
 @dataclass(slots=True)
@@ -117,11 +127,11 @@ class Finding:
 def format_text(f: Finding) -> str:
     """``path:line:col: severity[rule] message`` (1-based line and column), then the
     suggestions and fix indented below, as ruff and selene print (``luaguard check`` and the
-    MCP server's ``check_luau`` text)."""
+    MCP server's ``check_luau`` text); a fix only ``--unsafe-fixes`` applies says ``(unsafe)``."""
     line = f"{f.file or '-'}:{f.range.start.line + 1}:{f.range.start.character + 1}: {f.severity.label}[{f.rule}] {f.message}"
     extra = []
     if len(f.suggestions) > 1 or (f.suggestions and f.fix is None):
         extra.append("    suggestions: " + ", ".join(f.suggestions[:5]))
     if f.fix is not None:
-        extra.append(f"    fix: {f.fix.title or 'replace with ' + repr(f.fix.new_text)}")
+        extra.append(f"    fix{'' if f.fix.safe else ' (unsafe)'}: {f.fix.title or 'replace with ' + repr(f.fix.new_text)}")
     return "\n".join([line, *extra])

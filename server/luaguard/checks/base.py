@@ -62,18 +62,20 @@ class CheckContext:
         fix_title: str = "",
         fix_start: int | None = None,
         fix_end: int | None = None,
+        fix_safe: bool = False,
     ) -> Finding:
         """Build a :class:`Finding` at offsets ``[start, end)``.
 
         When ``fix_text`` is given, the fix replaces ``[fix_start, fix_end)`` (default:
-        the finding's own range) with it.
+        the finding's own range) with it; ``fix_safe``: the fix is safe to apply without a
+        person looking (:attr:`luaguard.findings.Fix.safe`).
         """
         rng = self.lines.range(start, end)
         fix = None
         if fix_text is not None:
             fs = start if fix_start is None else fix_start
             fe = end if fix_end is None else fix_end
-            fix = Fix(self.lines.range(fs, fe), fix_text, fix_title or f"Replace with '{fix_text}'")
+            fix = Fix(self.lines.range(fs, fe), fix_text, fix_title or f"Replace with '{fix_text}'", fix_safe)
         return Finding(rule, severity, rng, message, tuple(suggestions), fix, self.path, start, end)
 
 

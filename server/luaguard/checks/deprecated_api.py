@@ -4,7 +4,8 @@ Deprecated globals (``wait`` → ``task.wait``, ``spawn`` → ``task.spawn``, ``
 ``task.delay``, ``Workspace`` → ``workspace`` ...) and deprecated members on values of a
 certain class (``part:Remove()`` → ``Destroy``, ``humanoid:LoadAnimation`` →
 ``Animator:LoadAnimation``), as tagged in the shipped Roblox API data.  A warning, with a
-fix when the replacement is a plain rename.
+fix when the replacement is a plain rename - an unsafe one (``--unsafe-fixes``): the
+replacement may behave differently (``task.wait`` does not throttle, ``Destroy`` locks ``Parent``).
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ class DeprecatedApiCheck:
             if repl is not None and g.name not in assigned:
                 out.append(ctx.finding(RULE, Severity.WARNING, g.start, g.end,
                                        f"'{g.name}' is deprecated; use '{repl}'", (repl,), fix_text=repl,
-                                       fix_title=f"Replace '{g.name}' with '{repl}'"))
+                                       fix_title=f"Replace '{g.name}' with '{repl}'",
+                                       fix_safe=False))  # unsafe: the replacement behaves differently (task.wait)
         resolver = resolver_for(ctx)
         if resolver is None:
             return out
@@ -57,5 +59,5 @@ class DeprecatedApiCheck:
             msg = f"{member.declared_in}.{func.name} is deprecated" + (f"; use '{repl}'" if repl else "")
             out.append(ctx.finding(RULE, Severity.WARNING, func.name_start, func.name_end, msg,
                                    (repl,) if repl else (), fix_text=repl if simple else None,
-                                   fix_title=f"Replace '{func.name}' with '{repl}'" if simple else ""))
+                                   fix_title=f"Replace '{func.name}' with '{repl}'" if simple else "", fix_safe=False))
         return out

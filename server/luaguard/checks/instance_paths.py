@@ -109,6 +109,9 @@ class InstancePathCheck:
             rule, severity, miss.start, miss.end, msg, suggestions,
             fix_text=fix_text, fix_title=f"Replace '{miss.name}' with '{fix_name}'" if fix_name else "",
             fix_start=fix_start,
+            # safe: the one clearly best name under a closed node, or a service name; a near
+            # miss under an open node may be a child created in Studio or at run time
+            fix_safe=rule != LIKELY_UNKNOWN_INSTANCE,
         )
         f.data["name"] = miss.name
         return f

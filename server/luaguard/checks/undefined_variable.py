@@ -38,5 +38,7 @@ class UndefinedVariableCheck:
             msg += f". Did you mean '{suggestions[0]}'?" if suggestions else " (not a Luau or Roblox global, and never assigned in this file)."
             fix = best_fix(ranked)
             out.append(ctx.finding(RULE, Severity.ERROR, g.start, g.end, msg, suggestions, fix_text=fix,
-                                   fix_title=f"Replace '{g.name}' with '{fix}'" if fix else ""))
+                                   fix_title=f"Replace '{g.name}' with '{fix}'" if fix else "",
+                                   # unsafe: the name may be meant as a global or local not written yet
+                                   fix_safe=False))
         return out

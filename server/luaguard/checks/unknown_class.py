@@ -59,6 +59,7 @@ class UnknownClassCheck:
             out.append(ctx.finding(
                 RULE, Severity.ERROR, arg.start, arg.end, msg, suggestions,
                 fix_text=f"{quote}{fix}{quote}" if fix else None, fix_title=f"Replace '{name}' with '{fix}'" if fix else "",
+                fix_safe=True,  # the one clearly best of Roblox's class names
             ))
         return out
 

@@ -49,7 +49,8 @@ class UnknownMemberCheck:
                     quote = ctx.text[miss.start] if ctx.text[miss.start] in "\"'" else '"'
                     fix_text = f"{quote}{fix}{quote}"
             f = ctx.finding(RULE, Severity.ERROR, miss.start, miss.end, msg, suggestions, fix_text=fix_text,
-                            fix_title=f"Replace '{miss.name}' with '{fix}'" if fix else "", fix_start=fix_start)
+                            fix_title=f"Replace '{miss.name}' with '{fix}'" if fix else "", fix_start=fix_start,
+                            fix_safe=True)  # the class is certain: its one clearly best member
             f.data["name"] = miss.name
             out.append(f)
         return out

@@ -3,13 +3,21 @@
 For each luaguard diagnostic in the request context:
 
 * its fix, when the finding had one (ruff-lsp's way: the fix was computed with the
-  diagnostic and travels in ``Diagnostic.data``, so nothing is linted again), marked
-  ``isPreferred``; offered only while the document is at the version the diagnostic was
-  computed for;
+  diagnostic and travels in ``Diagnostic.data``, so nothing is linted again) - the same
+  :class:`~luaguard.findings.Fix` ``luaguard check --fix`` applies; marked ``isPreferred``
+  (what an editor's auto-fix applies) only when the check marked it safe, as ``--fix``
+  applies only safe fixes; offered only while the document is at the version the
+  diagnostic was computed for;
 * "Suppress <rule> on this line": appends ``-- luaguard: allow(<rule>)`` to the line
   (or adds the rule to an ``allow(...)`` comment already there; when the line ends inside
   a multi-line string or comment, a comment line is inserted above it instead).  The
   engine reads both forms (see :mod:`luaguard.engine`).
+
+And, when the client asks for ``source.fixAll`` (VS Code's ``editor.codeActionsOnSave``:
+``{"source.fixAll.luaguard": "explicit"}``, or the Source Action menu), one
+``source.fixAll.luaguard`` action, "Fix all safe luaguard problems": what ``luaguard check
+--fix`` does to the buffer (:func:`luaguard.fixes.fix_text`: safe fixes, linted again until
+stable, nothing in a buffer that does not parse), as one edit of the whole document.
 """
 
 from __future__ import annotations
@@ -20,15 +28,19 @@ import traceback
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
+from pygls.uris import to_fs_path
 
 from ..findings import Range
 from ..luau.lexer import tokenize
 from ..text import LineIndex
-from .convert import SOURCE, PositionEncoder, diagnostic_data, fix_from_data, rule_of
+from .convert import SOURCE, PositionEncoder, diagnostic_data, fix_from_data, fix_is_safe, rule_of
 from .feature import Feature
 
 _ALLOW_COMMENT = re.compile(r"--\s*luaguard:\s*allow\(([^)]*)\)")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+#: The code-action kind of the fix-all action (ruff's naming: ``source.fixAll.<tool>``).
+FIX_ALL = f"{types.CodeActionKind.SourceFixAll.value}.luaguard"
 
 #: Rules a suppression comment makes no sense for.
 UNSUPPRESSIBLE = frozenset({"too_many_problems", "unreadable_file", "internal_error"})
@@ -73,12 +85,22 @@ def suppression_edit(text: str, line: int, rule: str, *, lex_limit: int = LEX_LI
     return Range(end, end), f" -- luaguard: allow({rule})"
 
 
+def _admits(only, kind: str) -> bool:
+    return any(kind == str(getattr(k, "value", k)) or kind.startswith(str(getattr(k, "value", k)) + ".") for k in only)
+
+
 def wants_quickfix(only) -> bool:
     """Whether a ``context.only`` filter admits ``quickfix`` actions."""
     if not only:
         return True
-    quickfix = types.CodeActionKind.QuickFix.value
-    return any(quickfix == str(getattr(k, "value", k)) or quickfix.startswith(str(getattr(k, "value", k)) + ".") for k in only)
+    return _admits(only, types.CodeActionKind.QuickFix.value)
+
+
+def wants_fix_all(only) -> bool:
+    """Whether a ``context.only`` filter asks for the fix-all action (``source``,
+    ``source.fixAll`` or ``source.fixAll.luaguard``; never without a filter: source actions
+    are asked for by name)."""
+    return bool(only) and _admits(only, FIX_ALL)
 
 
 class CodeActionsFeature(Feature):
@@ -101,7 +123,11 @@ class CodeActionsFeature(Feature):
 
     async def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction]:
         """The quick fixes for the luaguard diagnostics in ``params.context`` (other
-        sources' diagnostics are ignored; ``context.only`` is honoured)."""
+        sources' diagnostics are ignored; ``context.only`` is honoured), or the fix-all
+        action when ``context.only`` asks for it."""
+        if wants_fix_all(params.context.only):
+            action = await self._fix_all(params.text_document.uri)
+            return [action] if action is not None else []
         if not wants_quickfix(params.context.only):
             return []
         uri = params.text_document.uri
@@ -125,13 +151,33 @@ class CodeActionsFeature(Feature):
                     title=title,
                     kind=types.CodeActionKind.QuickFix,
                     diagnostics=[d],
-                    is_preferred=True,
+                    is_preferred=fix_is_safe(data),
                     edit=self._edit(uri, version, [types.TextEdit(range=rng, new_text=new_text)]),
                 )
             )
         if doc is not None:
             actions.extend(await self._suppressions(uri, doc.source, version, ours))
         return actions
+
+    async def _fix_all(self, uri: str) -> types.CodeAction | None:
+        doc = self.server.workspace.text_documents.get(uri)
+        if doc is None:
+            return None
+        text = doc.source
+        host = self.server.host
+        await host.wait_ready(30)  # fixes need the project index
+        fs_path = to_fs_path(uri) if uri.startswith("file:") else None
+        result = await host.fix(host.document_path(fs_path), text)
+        if result is None or not result.changed:
+            return None
+        encoder = PositionEncoder(text, self.server.workspace.position_encoding)
+        whole = encoder.range(LineIndex(text).range(0, len(text)))
+        n = len(result.fixed)
+        return types.CodeAction(
+            title=f"Fix all safe luaguard problems ({n})",
+            kind=FIX_ALL,
+            edit=self._edit(uri, doc.version, [types.TextEdit(range=whole, new_text=result.text)]),
+        )
 
     async def _suppressions(self, uri: str, text: str, version: int | None, diagnostics) -> list[types.CodeAction]:
         wanted: dict[tuple[int, str], types.Diagnostic] = {}
@@ -172,7 +218,7 @@ def register(server) -> None:
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix], resolve_provider=False),
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL], resolve_provider=False),
     )
     async def code_action(ls, params: types.CodeActionParams) -> list[types.CodeAction]:
         try:

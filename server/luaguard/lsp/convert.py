@@ -122,7 +122,9 @@ def lsp_severity(severity: Severity) -> types.DiagnosticSeverity:
 
 
 def fix_to_data(finding: Finding, encoder: PositionEncoder) -> dict | None:
-    """``{"range", "newText", "title"}`` of the finding's fix in client units, or None."""
+    """``{"range", "newText", "title", "safe"}`` of the finding's fix in client units, or
+    None.  ``safe`` is the check's :attr:`~luaguard.findings.Fix.safe` - what ``luaguard
+    check --fix`` applies without ``--unsafe-fixes``."""
     fix = finding.fix
     if fix is None:
         return None
@@ -131,6 +133,7 @@ def fix_to_data(finding: Finding, encoder: PositionEncoder) -> dict | None:
         "range": _range_json(rng),
         "newText": fix.new_text,
         "title": fix.title or f"Replace with '{fix.new_text}'",
+        "safe": fix.safe,
     }
 
 
@@ -138,7 +141,7 @@ def finding_to_diagnostic(finding: Finding, encoder: PositionEncoder, version: i
     """The LSP diagnostic for ``finding``.
 
     ``code`` is the rule id, ``source`` ``"luaguard"``; ``data`` is
-    ``{"rule", "suggestions": [...], "fix": {range, newText, title} | None, "version"}``
+    ``{"rule", "suggestions": [...], "fix": {range, newText, title, safe} | None, "version"}``
     (``version``: the document version the diagnostic was computed for).
     """
     return types.Diagnostic(
@@ -215,6 +218,12 @@ def diagnostic_data(diagnostic: types.Diagnostic) -> dict:
     """``diagnostic.data`` as a dict (``{}`` when absent or not an object)."""
     data = diagnostic.data
     return data if isinstance(data, dict) else {}
+
+
+def fix_is_safe(data: Any) -> bool:
+    """Whether the fix in diagnostic data is marked safe (``False`` for anything else)."""
+    fix = data.get("fix") if isinstance(data, dict) else None
+    return isinstance(fix, dict) and fix.get("safe") is True
 
 
 def fix_from_data(data: Any) -> tuple[types.Range, str, str] | None:

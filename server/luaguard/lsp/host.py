@@ -191,6 +191,19 @@ class EngineHost:
         encoder = PositionEncoder(text, encoding)
         return LintResult(findings_to_diagnostics(findings, encoder, version), findings, errors)
 
+    async def fix(self, path: Path | None, text: str, *, unsafe: bool = False):
+        """``luaguard check --fix`` on buffer text, on the engine worker: the
+        :class:`~luaguard.fixes.FixResult` of :func:`~luaguard.fixes.fix_text`, or None for a
+        buffer the linter reads differently from its text (a byte-order mark, lone surrogates)."""
+        from ..fixes import fix_text
+
+        def job():
+            if prepare_text(text) != text:
+                return None
+            return fix_text(self.engine, text, path, unsafe=unsafe, count=False)
+
+        return await self.engine_worker.run(job, priority=1)
+
     async def forget(self, path: Path | None) -> None:
         """A document was closed: disk content counts again for run-time names."""
         if path is None:

@@ -32,8 +32,16 @@ new instance's class or the instance's), ``object_list`` (a list of new instance
 parent, properties), ``instance_tree`` (a new instance with ``children``, recursively),
 ``edit_old``/``edit_new``/``edit_line`` (an edit of the script the ``script_path`` names:
 replace ``edit_old`` by ``edit_new``, or insert ``edit_new`` after line ``edit_line``; the
-edited source is linted).  Effects (for plan simulation): ``create_instance``,
-``create_script``, ``delete``.  A user tool without annotations that has a built-in's
+edited source is linted), ``new_name`` (the instance's new name).  Effects (what later
+calls of a plan, a sequence or an MCP proxy session see): ``create_instance`` (the new
+instance of ``class_name``/``instance_name`` under ``parent_path``; without a name it is
+named after its class, as ``Instance.new`` does), ``create_script``, ``delete``, ``rename``
+(``instance_path`` gets ``new_name``), ``move`` (``instance_path`` goes under
+``parent_path``), ``clone`` (a copy of ``instance_path``'s subtree under ``parent_path``),
+``edit_source`` (the script's source changes in a way luaguard does not model).  The
+items of an ``object_list`` and the nodes of an ``instance_tree`` are always created;
+``set_property`` of ``Name`` or ``Parent`` renames or moves; ``luau`` content and edits
+of a ``script_path`` become that script's source.  A user tool without annotations that has a built-in's
 name inherits that built-in's roles for properties of the same name; otherwise
 ``instancePath`` is an ``instance_path``, ``path``/``filePath``/``scriptPath`` a ``path``
 and ``className`` a ``known_class``.
@@ -56,9 +64,9 @@ from jsonschema.exceptions import SchemaError
 ROLES = frozenset({
     "script_path", "new_script_path", "instance_path", "parent_path", "path", "class_name",
     "known_class", "instance_name", "property", "property_value", "luau", "script_class",
-    "properties", "object_list", "instance_tree", "edit_old", "edit_new", "edit_line",
+    "properties", "object_list", "instance_tree", "edit_old", "edit_new", "edit_line", "new_name",
 })
-EFFECTS = frozenset({"create_instance", "create_script", "delete"})
+EFFECTS = frozenset({"create_instance", "create_script", "delete", "rename", "move", "clone", "edit_source"})
 SCRIPT_CLASSES = ("Script", "LocalScript", "ModuleScript")
 
 

@@ -370,7 +370,7 @@ def check_changes(engine, changes: list[TextChange], dirmap: DirMap | None = Non
     for ch in changes:
         if ch.old_path is None and ch.new_path is None:
             continue
-        sides = _sides(engine, ch.old_path, ch.new_path, report, given_old=ch.old_text)
+        sides = _sides(engine, ch.old_path, ch.new_path, report, given_old=ch.old_text, diff=False)
         if sides is None:
             continue
         old_rel, new_rel, old_text = sides
@@ -389,8 +389,10 @@ class _Pending:
 
 
 def _sides(engine, old_raw: str | None, new_raw: str | None, report: DiffReport,
-           given_old: str | None = None) -> tuple[str | None, str | None, str | None] | None:
-    """``(old_rel, new_rel, old_text)`` of one file change, or ``None`` after a problem."""
+           given_old: str | None = None, diff: bool = True) -> tuple[str | None, str | None, str | None] | None:
+    """``(old_rel, new_rel, old_text)`` of one file change, or ``None`` after a problem.
+    ``diff``: a diff that adds an existing file is a problem (a caller giving texts knows
+    better: the file may be on disk already, written by the change)."""
     project = engine.project
     old_rel = _resolve_file(engine, old_raw, report.problems) if old_raw is not None else None
     if new_raw is not None and new_raw == old_raw:
@@ -400,7 +402,7 @@ def _sides(engine, old_raw: str | None, new_raw: str | None, report: DiffReport,
     if (old_raw is not None and old_rel is None) or (new_raw is not None and new_rel is None):
         return None
     if old_rel is None:  # added file
-        existing = _read(engine, new_rel) if new_rel else None
+        existing = _read(engine, new_rel) if new_rel and diff else None
         if existing is not None:
             report.problems.append(_problem(M.INVALID_DIFF, f"The diff creates {new_rel}, which already exists.", new_rel))
             return None

@@ -36,6 +36,7 @@ Nothing from the workspace is executed: only the command line the user gave.
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import sys
@@ -251,7 +252,7 @@ def build_proxy(engine, upstream_command: list[str], *, annotation_files: tuple[
         data = read_tools_file(Path(f))
         items = data.get("tools") if isinstance(data, dict) else data
         annotations.extend(t for t in (items or []) if isinstance(t, dict))
-    state: dict[str, Any] = {"tools": None, "toolset": None, "session": None}
+    state: dict[str, Any] = {"tools": None, "toolset": None, "tools_key": None, "session": None}
 
     def on_start() -> None:  # a fresh upstream: its tools may differ, and it saw none of our calls
         state["tools"] = state["toolset"] = None
@@ -264,9 +265,12 @@ def build_proxy(engine, upstream_command: list[str], *, annotation_files: tuple[
     async def _refresh() -> types.ListToolsResult:
         got = await upstream.request(types.ListToolsRequest(), types.ListToolsResult)
         defs = [{"name": t.name, "description": t.description or "", "inputSchema": t.input_schema} for t in got.tools]
-        specs, problems = load_tool_definitions(annotate(defs, annotations), "upstream tools/list")
+        key = json.dumps(defs, sort_keys=True, default=str)
+        if state["toolset"] is None or state["tools_key"] != key:  # compile the validators once per listing
+            specs, problems = load_tool_definitions(annotate(defs, annotations), "upstream tools/list")
+            state["toolset"] = ToolSet({s.name: s for s in specs}, {}, problems)
+            state["tools_key"] = key
         state["tools"] = got
-        state["toolset"] = ToolSet({s.name: s for s in specs}, {}, problems)
         return got
 
     async def on_list_tools(ctx, params) -> types.ListToolsResult:

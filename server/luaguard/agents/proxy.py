@@ -321,10 +321,58 @@ def build_proxy(engine, upstream_command: list[str], *, annotation_files: tuple[
     return server
 
 
+@asynccontextmanager
+async def pipe_stdio():
+    """This process's stdin/stdout as an MCP server's message streams, read and written by
+    the event loop itself (the SDK's stdio transport hands every line to a worker thread,
+    about a millisecond per message on a busy machine).  POSIX pipes, sockets and terminals;
+    raises ``ValueError``/``OSError`` for other standard streams (a regular file)."""
+    import asyncio
+
+    import mcp_types
+    from mcp.shared.message import SessionMessage
+
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=64 * 1024 * 1024)
+    stdin = os.fdopen(os.dup(0), "rb", buffering=0)
+    stdout = os.fdopen(os.dup(1), "wb", buffering=0)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
+    transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, stdout)
+    writer = asyncio.StreamWriter(transport, protocol, None, loop)
+    in_send, in_recv = anyio.create_memory_object_stream[Any](0)
+    out_send, out_recv = anyio.create_memory_object_stream[Any](0)
+
+    async def read_loop() -> None:
+        async with in_send:
+            while line := await reader.readline():
+                if not line.strip():
+                    continue
+                try:
+                    item: Any = SessionMessage(mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False))
+                except ValueError as exc:  # the server answers a parse error
+                    item = exc
+                await in_send.send(item)
+
+    async def write_loop() -> None:
+        async with out_recv:
+            async for msg in out_recv:
+                writer.write((msg.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n").encode())
+                await writer.drain()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(read_loop)
+        tg.start_soon(write_loop)
+        try:
+            yield in_recv, out_send
+        finally:
+            tg.cancel_scope.cancel()
+            transport.close()
+
+
 def run_stdio(server: Server) -> None:
-    """Serve ``server`` over this process's stdin/stdout until the client disconnects.
-    The SDK's own log records are silenced: the proxy reports an upstream's failure in one
-    line of its own."""
+    """Serve ``server`` over this process's stdin/stdout until the client disconnects
+    (:func:`pipe_stdio`; the SDK's transport where that cannot be used).  The SDK's own log
+    records are silenced: the proxy reports an upstream's failure in one line of its own."""
     import logging
 
     from mcp.server.stdio import stdio_server
@@ -332,7 +380,15 @@ def run_stdio(server: Server) -> None:
     logging.getLogger("mcp").setLevel(logging.CRITICAL + 1)
 
     async def main() -> None:
-        async with stdio_server() as (read, write):
+        try:
+            transport = pipe_stdio()
+            read, write = await transport.__aenter__()
+        except (ValueError, OSError):
+            transport = stdio_server()
+            read, write = await transport.__aenter__()
+        try:
             await server.run(read, write, server.create_initialization_options())
+        finally:
+            await transport.__aexit__(None, None, None)
 
     anyio.run(main)

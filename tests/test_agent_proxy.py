@@ -239,3 +239,26 @@ def test_the_cli_reports_an_upstream_that_cannot_start_in_one_line_without_a_tra
     lines = [ln for ln in err.decode().splitlines() if ln.strip()]
     assert lines and all(ln.startswith("luaguard mcp-proxy: the upstream MCP server") for ln in lines), lines
     assert 2 <= len(lines) <= 6 and "Traceback" not in err.decode()
+
+
+@pytest.mark.asyncio
+async def test_an_inserted_asset_opens_its_parent_for_the_session(log, tmp_path):
+    """Instances luaguard cannot name (an inserted asset) make their parent open: a later
+    call naming a child there is a warning, not an error."""
+    ann = tmp_path / "insert.json"
+    ann.write_text(json.dumps({"tools": [{"name": "get_weather", "x-luaguard": {"effect": "adds_children"},
+                                          "inputSchema": {"type": "object", "properties": {
+                                              "city": {"type": "string", "x-luaguard": "parent_path"}}}}]}))
+    engine = Engine(PLACE, read_project_settings(PLACE).settings)
+    server = build_proxy(engine, STAND_IN, annotation_files=(str(ann),), log=lambda _l: None)
+    folder = "game.ServerScriptService.Server.Services"
+    async with Client(server) as c:
+        await c.list_tools()
+        res = await c.call_tool("set_property", {"instancePath": f"{folder}.Tree", "propertyName": "Name",
+                                                 "propertyValue": "X"})
+        assert res.is_error
+        res = await c.call_tool("get_weather", {"city": folder})
+        assert not res.is_error, text(res)
+        res = await c.call_tool("set_property", {"instancePath": f"{folder}.Tree", "propertyName": "Name",
+                                                 "propertyValue": "X"})
+        assert not res.is_error, text(res)  # forwarded: the folder may hold what was inserted

@@ -128,7 +128,8 @@ class Effect:
     ``kind``: ``create`` (``name``/``class_name`` under ``parent``, then ``children``: nested
     ``(name, class, children)`` tuples), ``delete`` / ``rename`` (to ``name``) / ``move``
     (under ``parent``) / ``copy`` (under ``parent``) of ``node``, ``source`` (``node``'s
-    script source becomes ``text``), ``forget_source`` (it changed in a way not modelled)."""
+    script source becomes ``text``), ``forget_source`` (it changed in a way not modelled),
+    ``open`` (``node`` may now have children luaguard cannot name; ``name`` says why)."""
 
     kind: str
     node: Instance | None = None
@@ -166,6 +167,10 @@ def apply_effects(ctx: CallContext, effects: list[Effect]) -> None:
             ov.set_source(e.node, e.text)
         elif e.kind == "forget_source" and e.node is not None:
             ov.set_source(e.node, None)
+        elif e.kind == "open" and e.node is not None and ov.is_live(e.node):
+            w = ov.writable(e.node)
+            w.open_reason = w.open_reason or e.name
+            ov.changed = True
 
 
 def _create_children(ov: Overlay, parent: Instance, specs: tuple, depth: int = 0) -> None:
@@ -478,6 +483,10 @@ def _check_roles(ctx: CallContext, spec: ToolSpec, args: dict, bad: set[str], pr
     for p, name, cls, kids in created:
         effects.append(Effect("create", parent=p, name=name, class_name=cls, children=kids))
     node = target.node if target is not None else (instance if instance_ok else None)
+    if spec.effect == "adds_children":
+        where = parent if parent is not None else (instance.parent if instance is not None and instance_ok else None)
+        if where is not None:
+            effects.append(Effect("open", node=where, name=f"{spec.name} added instances here in this session"))
     if spec.effect == "delete" and node is not None:
         effects.append(Effect("delete", node=node))
     elif spec.effect in ("rename", "move", "clone") and instance is not None and instance_ok:

@@ -38,7 +38,9 @@ instance of ``class_name``/``instance_name`` under ``parent_path``; without a na
 named after its class, as ``Instance.new`` does), ``create_script``, ``delete``, ``rename``
 (``instance_path`` gets ``new_name``), ``move`` (``instance_path`` goes under
 ``parent_path``), ``clone`` (a copy of ``instance_path``'s subtree under ``parent_path``),
-``edit_source`` (the script's source changes in a way luaguard does not model).  The
+``edit_source`` (the script's source changes in a way luaguard does not model),
+``adds_children`` (instances luaguard cannot name are added under ``parent_path``, or beside
+``instance_path``: that node is open from then on - an inserted asset, a duplicate).  The
 items of an ``object_list`` and the nodes of an ``instance_tree`` are always created;
 ``set_property`` of ``Name`` or ``Parent`` renames or moves; ``luau`` content and edits
 of a ``script_path`` become that script's source.  A user tool without annotations that has a built-in's
@@ -66,7 +68,8 @@ ROLES = frozenset({
     "known_class", "instance_name", "property", "property_value", "luau", "script_class",
     "properties", "object_list", "instance_tree", "edit_old", "edit_new", "edit_line", "new_name",
 })
-EFFECTS = frozenset({"create_instance", "create_script", "delete", "rename", "move", "clone", "edit_source"})
+EFFECTS = frozenset({"create_instance", "create_script", "delete", "rename", "move", "clone", "edit_source",
+                     "adds_children"})
 SCRIPT_CLASSES = ("Script", "LocalScript", "ModuleScript")
 
 

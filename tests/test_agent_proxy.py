@@ -100,12 +100,12 @@ async def test_the_upstreams_errors_are_its_answers_and_nothing_restarts(log):
 async def test_calls_are_forwarded_concurrently_and_each_gets_its_own_answer(log):
     async with Client(proxy()) as c:
         await c.list_tools()
-        slow = asyncio.create_task(c.call_tool("slow", {"seconds": 3}))
+        slow = asyncio.create_task(c.call_tool("slow", {"seconds": 2}))
         await asyncio.sleep(0.2)
         fast = await asyncio.gather(*[c.call_tool("run_code", {"command": f"print('{'x' * i}')"}) for i in range(1, 7)])
         assert [text(r) for r in fast] == [f"ran {9 + i} characters" for i in range(1, 7)]
         assert not slow.done()  # the fast calls were not held up behind the slow one
-        assert text(await slow) == "slept 3.0"
+        assert text(await slow) == "slept 2.0"
 
 
 @pytest.mark.asyncio
@@ -143,14 +143,14 @@ async def test_a_slow_call_is_reported_and_a_wedged_upstream_restarted(log, monk
 async def test_an_upstream_that_exits_at_start_is_retried_with_backoff(log, monkeypatch):
     monkeypatch.setenv("STAND_IN_EXIT_AT_START", "1")
     notices: list[str] = []
-    async with Client(proxy(timeout=3.0, notices=notices, backoff=(0.3, 1.2))) as c:
+    async with Client(proxy(timeout=3.0, notices=notices, backoff=(0.2, 0.8))) as c:
         res = await c.call_tool("run_code", {"command": "print(1)"})
         assert res.is_error and "not available" in text(res)
-        await asyncio.sleep(2.5)
+        await asyncio.sleep(1.5)
         res = await c.call_tool("run_code", {"command": "print(1)"})
         assert res.is_error and "restarts it in" in text(res)
-    # delays 0, 0.3, 0.6, 1.2, 1.2 ...: a handful of starts in ~3 s (without backoff: dozens)
-    assert 3 <= starts(log) <= 8, starts(log)
+    # delays 0, 0.2, 0.4, 0.8, 0.8 ...: a handful of starts in ~2 s (without backoff: dozens)
+    assert 2 <= starts(log) <= 8, starts(log)
     assert all("\n" not in n and "Traceback" not in n for n in notices)
 
 

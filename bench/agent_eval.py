@@ -36,7 +36,7 @@ as the agent starts it (a process on stdio, in front of the same upstream); the 
 latency per call is the difference of the percentiles.  Target: p50 <= 5 ms added.
 
 Run: ``python bench/agent_eval.py [--per-kind 40] [--processes 40] [--mcp-calls 300]
-[--no-corpus] [--corpus-limit N] [--proxy-rounds 40]``.
+[--no-corpus] [--corpus-limit N] [--proxy-rounds 40] [--only corpus]``.
 """
 
 from __future__ import annotations
@@ -109,7 +109,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--manifest", type=Path, default=None, help="the corpus manifest (default bench/corpus/manifest.json)")
     ap.add_argument("--cache", type=Path, default=None, help="the unpacked corpus (default: as bench/corpus/unpack.py)")
     ap.add_argument("--proxy-rounds", type=int, default=40, help="rounds of 8 concurrent calls for the proxy's latency")
+    ap.add_argument("--only", choices=("corpus",), help="run only this part")
     args = ap.parse_args(argv)
+    if args.only == "corpus":
+        rewrite_replay(args)
+        return 0
     root = Path(args.project).resolve()
     engine = Engine(root)
     cases = build_cases(root, engine, random.Random(args.seed), args.per_kind)
@@ -256,10 +260,11 @@ CONTROLS = ("todo", "stray_end", "bad_path")
 
 
 def _bad_path(project, rel: str, rng: random.Random) -> str | None:
-    """A statement naming a misspelt child (a letter dropped) of a closed folder the project
-    syncs: a sibling of the file's own script through ``script.Parent`` when its parent is
-    closed (``local _probe = script.Parent.Utl``), else a child of a closed folder under the
-    DataModel (``game.ReplicatedStorage.Shared.Utl``); ``None`` when there is none."""
+    """A statement naming a misspelt child (a letter dropped; not a member of the class) of a
+    closed folder the project syncs: a sibling of a ModuleScript through ``script.Parent``
+    when its parent is closed (``local _probe = script.Parent.Utl``), else a child of a closed
+    folder under the DataModel (``game.ReplicatedStorage.Shared.Utl``); ``None`` when there is
+    none."""
 
     def misspelt(node) -> str | None:
         names = [c.name for c in node.all_children() if len(c.name) > 3 and c.name.isidentifier()]
@@ -268,11 +273,16 @@ def _bad_path(project, rel: str, rng: random.Random) -> str | None:
         name = rng.choice(names)
         i = rng.randrange(1, len(name))
         bad = name[:i] + name[i + 1:]
-        return bad if bad.isidentifier() and node.child(bad) is None else None
+        # not a child, and not a member of the class either (Parents -> Parent is a property)
+        if not bad.isidentifier() or node.child(bad) is not None or project.api.member(node.class_name, bad) is not None:
+            return None
+        return bad
 
     mine = project.file_instances.get(rel) or []
     parent = mine[0].parent if mine else None
-    if parent is not None and parent.open_reason is None:
+    # `script` is where the file is only for a ModuleScript: a Script or LocalScript kept in
+    # a storage service is a template cloned elsewhere at run time
+    if parent is not None and parent.open_reason is None and mine[0].class_name == "ModuleScript":
         bad = misspelt(parent)
         if bad:
             return f"local _probe = script.Parent.{bad}\n"

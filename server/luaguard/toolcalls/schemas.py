@@ -58,10 +58,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-import jsonschema
-import referencing
-import referencing.exceptions
-from jsonschema.exceptions import SchemaError
+# jsonschema and referencing are imported when a tool is first compiled (a hook process
+# that judges a file edit never needs them: tens of milliseconds of start-up saved)
 
 ROLES = frozenset({
     "script_path", "new_script_path", "instance_path", "parent_path", "path", "class_name",
@@ -209,23 +207,38 @@ def _validator_for(schema: dict[str, Any]):
     schema itself (an empty ``referencing`` registry; jsonschema's automatic retrieval
     of ``file://`` and ``http://`` references is off).  An unresolvable reference is a
     :class:`SchemaError`-like ``ValueError`` raised here, not at validation time."""
+    import jsonschema
+
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     cls.check_schema(schema)
-    validator = cls(schema, registry=_NO_RETRIEVAL)
+    validator = cls(schema, registry=_no_retrieval_registry())
     _check_refs(validator, schema)
     return validator
 
 
 def _no_retrieval(uri: str):
+    import referencing.exceptions
+
     raise referencing.exceptions.NoSuchResource(ref=uri)
 
 
-_NO_RETRIEVAL = referencing.Registry(retrieve=_no_retrieval)
+_REGISTRY: list = []
+
+
+def _no_retrieval_registry():
+    if not _REGISTRY:
+        import referencing
+
+        _REGISTRY.append(referencing.Registry(retrieve=_no_retrieval))
+    return _REGISTRY[0]
 
 
 def _check_refs(validator, schema: Any) -> None:
     """Resolve every ``$ref`` once, so a reference to anything outside the schema is
     refused when the tool is loaded."""
+    import referencing.exceptions
+    from jsonschema.exceptions import SchemaError
+
     stack = [schema]
     while stack:
         node = stack.pop()
@@ -270,6 +283,8 @@ def make_tool(definition: dict[str, Any], source: str, builtin: dict[str, ToolSp
         schema = {"type": "object"}
     if not isinstance(schema, dict):
         raise ValueError(f"tool {name!r}: the parameters schema must be an object, got {type(schema).__name__}")
+    from jsonschema.exceptions import SchemaError
+
     try:
         validator = _validator_for(schema)
     except SchemaError as exc:

@@ -18,7 +18,8 @@ approval on the user's behalf; luaguard answers nothing, so the agent's own appr
 settings decide (shared/notes/agents.md; Cursor's hooks reference, cursor.com/docs/hooks,
 defines the permission answer of ``preToolUse``/``beforeMCPExecution`` as an explicit
 ``allow|deny|ask``; a hook entry must not set ``failClosed``, which turns a silent answer into
-a denial).  The old text of every judged file is kept for the after-hook (a file per change
+a denial - reported for the Cursor IDE in awslabs/aidlc-workflows#745 and
+aovestdipaperino/tokensave#187).  The old text of every judged file is kept for the after-hook (a file per change
 in the temporary directory, keyed by session, path and new text; entries older than a day
 are removed).
 

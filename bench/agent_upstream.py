@@ -1,7 +1,10 @@
 """An upstream MCP server for ``bench/agent_eval.py``'s proxied calls (stdio, own code): it
 lists luaguard's built-in Roblox tools (their schemas without luaguard's roles, as a third-party
 server would publish them) and answers every call with "ok" - the bench measures what the proxy
-lets through, not what a server does."""
+lets through, not what a server does - except the calls that would change the project
+(``patch_script``, ``create_script``, ``delete_script``, ``create_instance``), answered
+``isError`` "not carried out" so the proxy's session view stays the project's: the bench's
+cases are independent calls, not one agent's session."""
 
 import copy
 
@@ -27,7 +30,13 @@ async def on_list_tools(ctx, params):
     return types.ListToolsResult(tools=TOOLS)
 
 
+CHANGES = {"patch_script", "create_script", "delete_script", "create_instance"}
+NOT_DONE = "bench upstream: not carried out"
+
+
 async def on_call_tool(ctx, params):
+    if params.name in CHANGES:
+        return types.CallToolResult(content=[types.TextContent(type="text", text=NOT_DONE)], is_error=True)
     return types.CallToolResult(content=[types.TextContent(type="text", text="ok")])
 
 

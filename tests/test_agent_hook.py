@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from luaguard.agents.edits import EditError, StringEdit, apply_patch_envelope, apply_string_edits
+from luaguard.agents.edits import EditError, StringEdit, apply_patch_envelope, apply_string_edits, patch_paths
 from luaguard.agents.hook import HookOptions, run_hook
 from luaguard.agents.payloads import PayloadError, parse_payload
 
@@ -21,6 +21,16 @@ ROOT = Path(__file__).resolve().parent.parent
 PLACE = ROOT / "samples" / "place"
 AGENTS = ROOT / "samples" / "agents"
 SHOP = "src/server/Services/ShopService.luau"
+
+
+@pytest.fixture(autouse=True)
+def own_temp_dir(tmp_path, monkeypatch):
+    """The before-hook keeps old texts in the temporary directory: one per test."""
+    import tempfile
+
+    d = tmp_path / "tmp"
+    d.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(d))
 
 
 @pytest.fixture()
@@ -88,10 +98,11 @@ def test_sample_payloads_in_each_agents_protocol(name, monkeypatch):
             assert resp.stderr == ""
     elif agent == "cursor":
         assert resp.exit_code == 0
-        body = json.loads(resp.stdout)
-        assert body["permission"] == want.replace("pass", "allow")
         if want == "deny":
-            assert text in body["agent_message"]
+            body = json.loads(resp.stdout)
+            assert body["permission"] == "deny" and text in body["agent_message"]
+        else:
+            assert resp.stdout == ""  # never "allow": Cursor's own approval settings decide
     else:
         assert resp.exit_code == 0
         body = json.loads(resp.stdout)
@@ -101,7 +112,7 @@ def test_sample_payloads_in_each_agents_protocol(name, monkeypatch):
             assert "permissionDecision" not in body
 
 
-def test_claude_json_output_denies_with_a_decision_and_passes_warnings_as_context(place):
+def test_claude_json_output_denies_with_a_decision_and_never_allows(place):
     bad = claude("Edit", {"file_path": str(place / SHOP),
                           "old_string": "local Inventory = require(ReplicatedStorage.Shared.Modules.Inventory)",
                           "new_string": "local Inventory = require(ReplicatedStorage.Shared.Modulez.Inventory)"}, place)
@@ -110,15 +121,12 @@ def test_claude_json_output_denies_with_a_decision_and_passes_warnings_as_contex
     out = json.loads(resp.stdout)["hookSpecificOutput"]
     assert out["hookEventName"] == "PreToolUse" and out["permissionDecision"] == "deny"
     assert "Did you mean 'Modules'?" in out["permissionDecisionReason"]
-    # a missing child under an open node is a warning: the call passes, with context
+    # a missing child under an open node is a warning: the call passes with no decision at all
+    # ("allow" would skip the user's prompt); the warning is told after the write (PostToolUse)
     warn = claude("Edit", {"file_path": str(place / SHOP),
                            "old_string": "local SwordTemplate = ServerStorage.Templates.Sword",
                            "new_string": "local SwordTemplate = ServerStorage.Templatez.Sword"}, place)
-    resp = hook(warn, output="json")
-    out = json.loads(resp.stdout)["hookSpecificOutput"]
-    assert "permissionDecision" not in out  # never "allow": that would skip the user's prompt
-    assert "Did you mean 'Templates'?" in out["additionalContext"]
-    assert hook(warn).exit_code == 0
+    assert hook(warn, output="json") == hook(warn) == type(hook(warn))(0, "", "")
 
 
 def test_edit_reports_only_what_the_change_causes(place):
@@ -176,7 +184,7 @@ def test_malformed_stdin_passes_with_a_note(data, agent):
     assert resp.exit_code == 0
     assert "not checked" in resp.stderr
     if agent == "cursor":
-        assert json.loads(resp.stdout) == {"permission": "allow"}
+        assert resp.stdout == ""
 
 
 def test_huge_and_binary_content_pass_unchecked(place):
@@ -270,3 +278,184 @@ def test_payload_shapes():
     assert u.kind == "patch"
     with pytest.raises(PayloadError, match="content"):
         parse_payload({"tool_name": "Write", "tool_input": {"file_path": "a.luau"}})
+
+
+# -- the change is what is judged -------------------------------------------------------------
+PERSON_NOTE = "-- TODO(bob): migrate to ProfileStore\n"
+
+
+def test_a_whole_file_write_is_judged_on_what_it_adds(place):
+    """A person's TODO already in the file never denies a rewrite; a new one does; a new file
+    is judged whole."""
+    target = place / SHOP
+    target.write_text(PERSON_NOTE + target.read_text())
+    old = target.read_text()
+    same = hook(claude("Write", {"file_path": str(target), "content": old}, place))
+    assert (same.exit_code, same.stderr) == (0, "")
+    appended = hook(claude("Write", {"file_path": str(target), "content": old + "-- sold items are logged by the server\n"}, place))
+    assert (appended.exit_code, appended.stderr) == (0, "")
+    # the person's TODO moved down by the agent's new header: still not the agent's
+    moved = hook(claude("Write", {"file_path": str(target), "content": "--!strict\n" + old}, place))
+    assert moved.exit_code == 0, moved.stderr
+    todo = hook(claude("Write", {"file_path": str(target), "content": old + "-- TODO: finish the shop\n"}, place))
+    assert todo.exit_code == 2 and "TODO: finish the shop" in todo.stderr and "ProfileStore" not in todo.stderr
+    stray = hook(claude("Write", {"file_path": str(target), "content": old + "end\n"}, place))
+    assert stray.exit_code == 2
+    path = hook(claude("Write", {"file_path": str(target),
+                                 "content": old + "local X = game.ReplicatedStorage.Shared.Modulez\n"}, place))
+    assert path.exit_code == 2 and "Did you mean 'Modules'?" in path.stderr
+    new = place / "src" / "server" / "Services" / "Fresh.luau"
+    fresh = hook(claude("Write", {"file_path": str(new), "content": PERSON_NOTE + "return {}\n"}, place))
+    assert fresh.exit_code == 2 and "ProfileStore" in fresh.stderr
+
+
+def test_multiedit_and_apply_patch_are_judged_on_what_they_add(place):
+    target = place / SHOP
+    target.write_text(PERSON_NOTE + target.read_text())
+    first_line = target.read_text().splitlines()[1]
+    multi = {"file_path": str(target), "edits": [{"old_string": first_line, "new_string": first_line + " -- keep"}]}
+    assert hook(claude("MultiEdit", multi, place)).exit_code == 0
+    envelope = (f"*** Begin Patch\n*** Update File: {SHOP}\n@@\n {first_line}\n+local _unused = 2\n*** End Patch\n")
+    codex = json.loads(claude("apply_patch", {"command": ["apply_patch", envelope]}, place))
+    assert hook(json.dumps(codex).encode(), agent="codex").exit_code == 0
+    bad = envelope.replace("+local _unused = 2", "+-- TODO: later")
+    codex["tool_input"] = {"command": ["apply_patch", bad]}
+    resp = hook(json.dumps(codex).encode(), agent="codex")
+    assert resp.exit_code == 2 and "TODO: later" in resp.stderr
+
+
+# -- after the tool ran: what the model reads -------------------------------------------------
+def post(payload: bytes, response=None) -> bytes:
+    data = json.loads(payload)
+    data["hook_event_name"] = "PostToolUse"
+    data["tool_response"] = response if response is not None else {"filePath": data["tool_input"].get("file_path"),
+                                                                    "success": True}
+    return json.dumps(data).encode()
+
+
+WARN_EDIT = {"old_string": "local SwordTemplate = ServerStorage.Templates.Sword",
+             "new_string": "local SwordTemplate = ServerStorage.Templatez.Sword"}
+
+
+def run_tool(payload: bytes) -> None:
+    """Do what the agent's tool does: apply the Write/Edit to the file."""
+    data = json.loads(payload)
+    args, path = data["tool_input"], Path(data["tool_input"]["file_path"])
+    if data["tool_name"] == "Write":
+        path.write_text(args["content"])
+    else:
+        path.write_text(path.read_text().replace(args["old_string"], args["new_string"], 1))
+
+
+def test_posttooluse_tells_claude_the_warnings_the_write_introduced(place):
+    pre = claude("Edit", {"file_path": str(place / SHOP), **WARN_EDIT}, place)
+    assert hook(pre) == type(hook(pre))(0, "", "")  # passes, silently
+    run_tool(pre)
+    resp = hook(post(pre))  # text output: exit 2 + stderr, which Claude Code feeds to the model
+    assert resp.exit_code == 2 and resp.stdout == ""
+    assert "Did you mean 'Templates'?" in resp.stderr and "just written" in resp.stderr
+    # the same in JSON: {"decision": "block", "reason"} on stdout, exit 0
+    (place / SHOP).write_text((place / SHOP).read_text().replace(WARN_EDIT["new_string"], WARN_EDIT["old_string"]))
+    hook(pre)
+    run_tool(pre)
+    resp = hook(post(pre), output="json")
+    body = json.loads(resp.stdout)
+    assert resp.exit_code == 0 and body["decision"] == "block" and "Did you mean 'Templates'?" in body["reason"]
+
+
+def test_posttooluse_prints_nothing_when_nothing_is_new(place):
+    target = place / SHOP
+    target.write_text(PERSON_NOTE + target.read_text())
+    old = target.read_text()
+    pre = claude("Write", {"file_path": str(target), "content": old + "-- sold items are logged by the server\n"}, place)
+    assert hook(pre).exit_code == 0
+    run_tool(pre)
+    assert hook(post(pre)) == type(hook(pre))(0, "", "")
+    assert hook(post(pre), output="json").stdout == ""
+
+
+def test_posttooluse_without_the_before_record(place):
+    """No PreToolUse configured: an Edit is reversed on the file; Claude Code's
+    ``originalFile`` serves a Write; with neither the change is not judged (a note)."""
+    edit = claude("Edit", {"file_path": str(place / SHOP), **WARN_EDIT}, place)
+    run_tool(edit)
+    resp = hook(post(edit))
+    assert resp.exit_code == 2 and "Did you mean 'Templates'?" in resp.stderr
+    target = place / SHOP
+    before = target.read_text()
+    write = claude("Write", {"file_path": str(target), "content": before + "-- TODO: later\n"}, place)
+    run_tool(write)
+    resp = hook(post(write, {"type": "update", "filePath": str(target), "content": "...", "originalFile": before}))
+    assert resp.exit_code == 2 and "TODO: later" in resp.stderr and "Templatez" not in resp.stderr
+    resp = hook(post(write))
+    assert resp.exit_code == 0 and "no record" in resp.stderr
+
+
+def test_posttooluse_for_an_mcp_call_reports_its_warnings(place):
+    call = claude("mcp__studio__run_code", {"command": "print(game.ServerStorage.Templatez)"}, place)
+    assert hook(call).exit_code == 0
+    resp = hook(post(call, {"content": [{"type": "text", "text": "ok"}]}))
+    assert resp.exit_code == 2 and "run_code call that just ran" in resp.stderr and "Templates" in resp.stderr
+
+
+# -- Cursor and Copilot ----------------------------------------------------------------------
+def cursor(event: str, tool: str, tool_input, place: Path, **extra) -> bytes:
+    return json.dumps({"conversation_id": "c", "generation_id": "g", "hook_event_name": event,
+                       "workspace_roots": [str(place)], "tool_name": tool, "tool_input": tool_input, **extra}).encode()
+
+
+def test_cursor_never_approves_what_luaguard_did_not_judge_or_found_clean(place):
+    for payload in (cursor("preToolUse", "Shell", {"command": "rm -rf /"}, place),
+                    cursor("beforeMCPExecution", "delete_everything", {"confirm": True}, place, command="npx other"),
+                    cursor("preToolUse", "MCP:studio:delete_object", {"instancePath": "game.Workspace.Map"}, place),
+                    cursor("preToolUse", "Edit", {"file_path": str(place / SHOP), **WARN_EDIT}, place),
+                    cursor("preToolUse", "Write", {"file_path": str(place / "README.md"), "contents": "x"}, place),
+                    b"{broken"):
+        resp = hook(payload, agent="cursor")
+        assert (resp.exit_code, resp.stdout) == (0, ""), payload
+        assert "allow" not in resp.stdout
+    denied = hook(cursor("preToolUse", "MCP:studio:delete_object", {"instancePath": "game.Workspace.Mapp"}, place),
+                  agent="cursor")
+    assert json.loads(denied.stdout)["permission"] == "deny"
+
+
+def test_cursor_posttooluse_answers_additional_context(place):
+    pre = cursor("preToolUse", "Edit", {"file_path": str(place / SHOP), **WARN_EDIT}, place)
+    assert hook(pre, agent="cursor").stdout == ""
+    run_tool(pre)
+    after = cursor("postToolUse", "Edit", {"file_path": str(place / SHOP), **WARN_EDIT}, place, tool_output="{}")
+    body = json.loads(hook(after, agent="cursor").stdout)
+    assert "Did you mean 'Templates'?" in body["additional_context"]
+    again = hook(after, agent="cursor")  # nothing on record any more, the edit is reversed: same finding
+    assert "Templates" in json.loads(again.stdout)["additional_context"]
+    edited = json.dumps({"conversation_id": "c", "hook_event_name": "afterFileEdit", "workspace_roots": [str(place)],
+                         "file_path": str(place / SHOP), "edits": [WARN_EDIT]}).encode()
+    assert hook(edited, agent="cursor") == type(hook(edited))(0, "", "")  # afterFileEdit cannot answer
+
+
+def test_copilot_posttooluse_answers_additional_context(place):
+    args = {"path": str(place / SHOP), "old_str": WARN_EDIT["old_string"], "new_str": WARN_EDIT["new_string"]}
+    pre = json.dumps({"timestamp": 1, "cwd": str(place), "toolName": "edit", "toolArgs": args}).encode()
+    assert json.loads(hook(pre, agent="copilot").stdout) == {}
+    (place / SHOP).write_text((place / SHOP).read_text().replace(args["old_str"], args["new_str"]))
+    after = json.dumps({"timestamp": 2, "cwd": str(place), "toolName": "edit", "toolArgs": args,
+                        "toolResult": {"resultType": "success"}}).encode()
+    body = json.loads(hook(after, agent="copilot").stdout)
+    assert "Did you mean 'Templates'?" in body["additionalContext"]
+
+
+def test_codex_posttooluse_after_apply_patch(place):
+    line = "local SwordTemplate = ServerStorage.Templates.Sword"
+    envelope = (f"*** Begin Patch\n*** Update File: {SHOP}\n@@\n-{line}\n+{WARN_EDIT['new_string']}\n"
+                f"*** Add File: src/server/Services/Extra.luau\n+return ServerStorage\n*** End Patch\n")
+    pre = claude("apply_patch", {"command": ["apply_patch", envelope]}, place)
+    resp = hook(pre, agent="codex")
+    assert resp.exit_code == 2 and "ServerStorage" in resp.stderr  # the new file uses an undefined global
+    envelope = envelope.replace("+return ServerStorage", "+return {}")
+    pre = claude("apply_patch", {"command": ["apply_patch", envelope]}, place)
+    assert hook(pre, agent="codex").exit_code == 0
+    for ch in apply_patch_envelope(envelope, place):
+        (place / ch.path).write_text(ch.new)
+    assert [k for _, k in patch_paths(envelope)] == ["update", "add"]
+    resp = hook(post(pre, {"output": "Success"}), agent="codex")
+    assert resp.exit_code == 2 and "Did you mean 'Templates'?" in resp.stderr and "Extra.luau" not in resp.stderr

@@ -108,3 +108,38 @@ async def test_huge_and_binary_inputs_are_answered_not_crashed():
         assert not res.is_error and isinstance(res.structured_content["valid"], bool)
         res = await c.call_tool("validate_tool_call", {"call": "{broken json"})
         assert not res.is_error and res.structured_content["results"][0]["valid"] is False
+
+
+@pytest.mark.asyncio
+async def test_validate_tool_call_knows_the_studio_servers_tools():
+    async with Client(server()) as c:
+        for call, valid, said in (
+            ({"name": "run_code", "arguments": {"command": "print(game.ReplicatedStorage.Shared.Modules)"}}, True, "valid"),
+            ({"name": "run_code", "arguments": {"command": "print(game.ReplicatedStorage.Shared.Modulez)"}}, False,
+             "Did you mean 'Modules'?"),
+            ({"name": "execute_luau", "arguments": {"code": "local x = (\n"}}, False, "Expected ')'"),
+            ({"name": "create_object", "arguments": {"className": "Partt", "parent": "game.Workspace"}}, False,
+             "Did you mean 'Part'?"),
+            ({"name": "set_script_source", "arguments": {"instancePath": "game.ServerScriptService.Server.Bootstrap",
+                                                         "source": "print('hi')\n"}}, True, "valid"),
+        ):
+            res = await c.call_tool("validate_tool_call", {"call": call})
+            [r] = res.structured_content["results"]
+            assert r["valid"] is valid and said in r["feedback"], r
+            assert "There is no tool named" not in r["feedback"]
+
+
+@pytest.mark.asyncio
+async def test_bad_arguments_are_one_sentence_naming_the_argument_and_the_type():
+    async with Client(server()) as c:
+        for tool, args, want in (
+            ("project_tree", {"depth": -1}, "Argument 'depth' of project_tree must be an integer from 0 to 1000, or null, got -1"),
+            ("project_tree", {"depth": "deep"}, "Argument 'depth' of project_tree must be an integer"),
+            ("check_luau", {"path": SHOP, "mode": "sloppy"}, "Argument 'mode' of check_luau must be one of 'patch', 'editor'"),
+            ("check_luau", {}, "Argument 'path' of check_luau is missing; it must be a string."),
+            ("resolve_path", {"path": 3}, "Argument 'path' of resolve_path must be a string, got 3 (an integer)."),
+            ("resolve_path", {"path": "x", "pth": "y"}, "resolve_path has no argument 'pth'; it takes path."),
+        ):
+            res = await c.call_tool(tool, args)
+            assert res.is_error and text(res).startswith(want), (tool, text(res))
+            assert "\n" not in text(res) and "http" not in text(res) and "pydantic" not in text(res)

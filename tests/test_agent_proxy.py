@@ -1,12 +1,15 @@
 """``luaguard mcp-proxy``: driven with the SDK's client, in front of a stand-in upstream
-server the tests start (tests/fixtures/stand_in_mcp_server.py)."""
+server the tests start (tests/fixtures/stand_in_mcp_server.py).  The real robloxstudio-mcp
+package with a stand-in Studio plugin is the tests/agents tier."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import os
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -14,6 +17,7 @@ import pytest
 pytest.importorskip("mcp")
 
 from mcp import Client, StdioServerParameters  # noqa: E402
+from mcp.shared.exceptions import MCPError  # noqa: E402
 
 from luaguard.agents.proxy import build_proxy  # noqa: E402
 from luaguard.engine import Engine  # noqa: E402
@@ -31,13 +35,22 @@ def log(tmp_path, monkeypatch):
     return path
 
 
+def entries(log: Path) -> list[dict]:
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
 def reached(log: Path) -> list[str]:
-    return [json.loads(line)["tool"] for line in log.read_text().splitlines()] if log.exists() else []
+    return [e["tool"] for e in entries(log) if "tool" in e]
 
 
-def proxy(timeout: float = 30.0, command=None):
+def starts(log: Path) -> int:
+    return sum(1 for e in entries(log) if "start" in e)
+
+
+def proxy(timeout: float = 30.0, command=None, notices: list | None = None, backoff=(0.5, 30.0)):
     engine = Engine(PLACE, read_project_settings(PLACE).settings)
-    return build_proxy(engine, command or STAND_IN, timeout=timeout)
+    return build_proxy(engine, command or STAND_IN, timeout=timeout, backoff=backoff,
+                       log=(notices.append if notices is not None else lambda _line: None))
 
 
 def text(res) -> str:
@@ -68,35 +81,128 @@ async def test_tools_list_passes_through_and_bad_calls_never_reach_the_upstream(
 
 
 @pytest.mark.asyncio
-async def test_a_crashing_or_hanging_upstream_is_reported_and_the_proxy_keeps_serving(log):
-    async with Client(proxy(timeout=3.0)) as c:
+async def test_the_upstreams_errors_are_its_answers_and_nothing_restarts(log):
+    notices: list[str] = []
+    async with Client(proxy(notices=notices)) as c:
+        await c.list_tools()
+        with pytest.raises(MCPError) as err:  # a JSON-RPC error reply, passed through unchanged
+            await c.call_tool("create_object", {"className": "Folder", "parent": "game.Workspace",
+                                                "name": "MissingThing"})
+        assert (err.value.code, err.value.message) == (-32603, "Tool execution failed: Instance not found")
+        res = await c.call_tool("studio_error", {"message": "Studio says no"})  # an isError result, unchanged
+        assert res.is_error and "Studio says no" in text(res)
+        ok = await c.call_tool("run_code", {"command": "print(1)"})
+        assert not ok.is_error
+    assert starts(log) == 1 and notices == []
+
+
+@pytest.mark.asyncio
+async def test_calls_are_forwarded_concurrently_and_each_gets_its_own_answer(log):
+    async with Client(proxy()) as c:
+        await c.list_tools()
+        slow = asyncio.create_task(c.call_tool("slow", {"seconds": 2}))
+        await asyncio.sleep(0.2)
+        fast = await asyncio.gather(*[c.call_tool("run_code", {"command": f"print('{'x' * i}')"}) for i in range(1, 7)])
+        assert [text(r) for r in fast] == [f"ran {9 + i} characters" for i in range(1, 7)]
+        assert not slow.done()  # the fast calls were not held up behind the slow one
+        assert text(await slow) == "slept 2.0"
+
+
+@pytest.mark.asyncio
+async def test_a_crashed_upstream_is_restarted_and_reported_in_one_line(log):
+    notices: list[str] = []
+    async with Client(proxy(timeout=5.0, notices=notices)) as c:
         await c.list_tools()
         res = await c.call_tool("crash", {})
         assert res.is_error and "upstream" in text(res)
-        res = await c.call_tool("run_code", {"command": "print(1)"})  # a restarted upstream
+        res = await c.call_tool("run_code", {"command": "print(1)"})  # the restart is immediate
         assert not res.is_error, text(res)
-        res = await c.call_tool("hang", {})
-        assert res.is_error and "did not answer within 3 s" in text(res)
+    assert starts(log) == 2
+    assert len(notices) == 1 and "exited" in notices[0] and "\n" not in notices[0]
+
+
+@pytest.mark.asyncio
+async def test_a_slow_call_is_reported_and_a_wedged_upstream_restarted(log, monkeypatch):
+    import luaguard.agents.proxy as P
+
+    monkeypatch.setattr(P, "PING_TIMEOUT_S", 0.5)
+    notices: list[str] = []
+    async with Client(proxy(timeout=1.0, notices=notices)) as c:
+        await c.list_tools()
+        res = await c.call_tool("hang", {})  # the server still answers pings: kept
+        assert res.is_error and "did not answer this call within 1 s (it is still running)" in text(res)
+        assert starts(log) == 1 and notices == []
+        res = await c.call_tool("wedge", {})  # nothing answers: restarted
+        assert res.is_error and "restarts it" in text(res)
         res = await c.call_tool("run_code", {"command": "print(2)"})
         assert not res.is_error, text(res)
+    assert starts(log) == 2 and len(notices) == 1 and "nor a ping" in notices[0]
 
 
 @pytest.mark.asyncio
-async def test_concurrent_calls_each_get_their_own_answer(log):
-    async with Client(proxy()) as c:
-        await c.list_tools()
-        calls = [c.call_tool("run_code", {"command": f"print({i})" if i % 2 else "print(game.ReplicatedStorage.Shared.Modulez)"})
-                 for i in range(8)]
-        results = await asyncio.gather(*calls)
-    assert [r.is_error for r in results] == [i % 2 == 0 for i in range(8)]
-    assert reached(log) == ["run_code"] * 4
-
-
-@pytest.mark.asyncio
-async def test_an_upstream_that_cannot_start_is_reported():
-    async with Client(proxy(timeout=3.0, command=[sys.executable, "-c", "import sys; sys.exit(1)"])) as c:
+async def test_an_upstream_that_exits_at_start_is_retried_with_backoff(log, monkeypatch):
+    monkeypatch.setenv("STAND_IN_EXIT_AT_START", "1")
+    notices: list[str] = []
+    async with Client(proxy(timeout=3.0, notices=notices, backoff=(0.2, 0.8))) as c:
         res = await c.call_tool("run_code", {"command": "print(1)"})
-    assert res.is_error and "not available" in text(res)
+        assert res.is_error and "not available" in text(res)
+        await asyncio.sleep(1.5)
+        res = await c.call_tool("run_code", {"command": "print(1)"})
+        assert res.is_error and "restarts it in" in text(res)
+    # delays 0, 0.2, 0.4, 0.8, 0.8 ...: a handful of starts in ~2 s (without backoff: dozens)
+    assert 2 <= starts(log) <= 8, starts(log)
+    assert all("\n" not in n and "Traceback" not in n for n in notices)
+
+
+@pytest.mark.asyncio
+async def test_what_the_proxy_forwarded_is_seen_by_later_calls(log):
+    """create-then-fill: a Script created under a Rojo-mapped folder takes a source; a Folder
+    created there takes a Part; a deleted instance is gone; a failed creation leaves nothing;
+    a restart forgets everything."""
+    boot = "game.ServerScriptService.Server.Boot"
+    async with Client(proxy(timeout=5.0)) as c:
+        await c.list_tools()
+        res = await c.call_tool("set_script_source", {"instancePath": boot, "source": "print('boot')\n"})
+        assert res.is_error and "Boot" in text(res)  # does not exist yet
+        res = await c.call_tool("create_object", {"className": "Script", "parent": "game.ServerScriptService.Server",
+                                                  "name": "Boot"})
+        assert not res.is_error, text(res)
+        res = await c.call_tool("set_script_source", {"instancePath": boot, "source": "print('boot')\n"})
+        assert not res.is_error, text(res)
+        # the source it sent is the script's source now: a rewrite adding nothing passes, a new TODO does not
+        res = await c.call_tool("set_script_source", {"instancePath": boot, "source": "print('boot')\n-- booted\n"})
+        assert not res.is_error, text(res)
+        res = await c.call_tool("set_script_source", {"instancePath": boot, "source": "print('boot')\n-- TODO: more\n"})
+        assert res.is_error and "TODO" in text(res)
+        res = await c.call_tool("create_object", {"className": "Folder", "parent": "game.ServerScriptService.Server",
+                                                  "name": "Props"})
+        assert not res.is_error
+        res = await c.call_tool("mass_create_objects", {"objects": [
+            {"className": "Part", "parent": "game.ServerScriptService.Server.Props", "name": "Crate"}]})
+        assert not res.is_error, text(res)
+        res = await c.call_tool("set_property", {"instancePath": "game.ServerScriptService.Server.Props.Crate",
+                                                 "propertyName": "Anchored", "propertyValue": True})
+        assert not res.is_error, text(res)
+        res = await c.call_tool("rename_object", {"instancePath": "game.ServerScriptService.Server.Props",
+                                                  "newName": "Scenery"})
+        assert not res.is_error, text(res)
+        res = await c.call_tool("set_property", {"instancePath": "game.ServerScriptService.Server.Scenery.Crate",
+                                                 "propertyName": "Anchored", "propertyValue": False})
+        assert not res.is_error, text(res)
+        res = await c.call_tool("delete_object", {"instancePath": "game.ServerScriptService.Server.Scenery"})
+        assert not res.is_error, text(res)
+        res = await c.call_tool("set_property", {"instancePath": "game.ServerScriptService.Server.Scenery.Crate",
+                                                 "propertyName": "Anchored", "propertyValue": True})
+        assert res.is_error
+        with pytest.raises(MCPError):  # Studio refused: nothing was created
+            await c.call_tool("create_object", {"className": "Folder", "parent": "game.ServerScriptService.Server",
+                                                "name": "MissingParentFolder"})
+        res = await c.call_tool("set_property", {"instancePath": "game.ServerScriptService.Server.MissingParentFolder",
+                                                 "propertyName": "Name", "propertyValue": "X"})
+        assert res.is_error
+        await c.call_tool("crash", {})
+        res = await c.call_tool("set_script_source", {"instancePath": boot, "source": "print('boot')\n"})
+        assert res.is_error and "Boot" in text(res)  # a new upstream: the session starts over
 
 
 @pytest.mark.asyncio
@@ -110,3 +216,49 @@ async def test_the_cli_serves_the_proxy_over_stdio(log):
         res = await c.call_tool("run_code", {"command": "print(1)"})
         assert not res.is_error
     assert reached(log) == ["run_code"]
+
+
+def test_the_cli_reports_an_upstream_that_cannot_start_in_one_line_without_a_traceback(tmp_path):
+    """An upstream command that exits at once: one stderr line per attempt, no traceback,
+    and the proxy still answers (tools/list with an error) until stdin closes."""
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    msgs = [init, {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}]
+    p = subprocess.Popen([sys.executable, "-m", "luaguard", "mcp-proxy", "--project", str(PLACE), "--",
+                          sys.executable, "-c", "import sys; sys.exit(1)"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdin.write("".join(json.dumps(m) + "\n" for m in msgs).encode())
+    p.stdin.flush()
+    time.sleep(2.5)
+    p.stdin.close()
+    p.wait(timeout=30)
+    out, err = p.stdout.read(), p.stderr.read()
+    replies = [json.loads(line) for line in out.decode().splitlines() if line.strip()]
+    assert any(r.get("id") == 2 and "error" in r and "not available" in r["error"]["message"] for r in replies), replies
+    lines = [ln for ln in err.decode().splitlines() if ln.strip()]
+    assert lines and all(ln.startswith("luaguard mcp-proxy: the upstream MCP server") for ln in lines), lines
+    assert 2 <= len(lines) <= 6 and "Traceback" not in err.decode()
+
+
+@pytest.mark.asyncio
+async def test_an_inserted_asset_opens_its_parent_for_the_session(log, tmp_path):
+    """Instances luaguard cannot name (an inserted asset) make their parent open: a later
+    call naming a child there is a warning, not an error."""
+    ann = tmp_path / "insert.json"
+    ann.write_text(json.dumps({"tools": [{"name": "get_weather", "x-luaguard": {"effect": "adds_children"},
+                                          "inputSchema": {"type": "object", "properties": {
+                                              "city": {"type": "string", "x-luaguard": "parent_path"}}}}]}))
+    engine = Engine(PLACE, read_project_settings(PLACE).settings)
+    server = build_proxy(engine, STAND_IN, annotation_files=(str(ann),), log=lambda _l: None)
+    folder = "game.ServerScriptService.Server.Services"
+    async with Client(server) as c:
+        await c.list_tools()
+        res = await c.call_tool("set_property", {"instancePath": f"{folder}.Tree", "propertyName": "Name",
+                                                 "propertyValue": "X"})
+        assert res.is_error
+        res = await c.call_tool("get_weather", {"city": folder})
+        assert not res.is_error, text(res)
+        res = await c.call_tool("set_property", {"instancePath": f"{folder}.Tree", "propertyName": "Name",
+                                                 "propertyValue": "X"})
+        assert not res.is_error, text(res)  # forwarded: the folder may hold what was inserted

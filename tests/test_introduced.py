@@ -15,6 +15,15 @@ def test_messages_lose_line_numbers():
     assert normalise_message("Expected 'end' (to close 'function' at line 12), got <eof>") == \
         "Expected 'end' (to close 'function' at line #), got <eof>"
     assert normalise_message("Line 4: bad") == "Line #: bad"
+    # an opener on the error's own line is named by its column, one above by its line
+    assert normalise_message("Expected 'end' (to close 'function' at column 8), got <eof>") == \
+        normalise_message("Expected 'end' (to close 'function' at line 24), got <eof>")
+
+
+def test_text_after_a_one_line_unclosed_function_adds_nothing():
+    old = "local x = 1\nlocal function f() return x"
+    new = old + "\n-- reviewed\n"
+    assert introduced_findings(_lint(old), old, _lint(new), new) == []
 
 
 def test_existing_todo_is_not_introduced_when_lines_move():

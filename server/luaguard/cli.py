@@ -822,7 +822,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("serve", help="run the language server over stdio")
     p.set_defaults(func=cmd_serve)
 
-    p = sub.add_parser("hook", help="a coding agent's pre-tool-use hook: one payload on stdin, the agent's answer out")
+    p = sub.add_parser("hook", help="a coding agent's tool-use hook (before and after the tool runs): one payload on "
+                                    "stdin, the agent's answer out")
     p.add_argument("--agent", choices=("claude", "codex", "cursor", "copilot"), default="claude",
                    help="the agent's hook protocol (default claude)")
     p.add_argument("--output", choices=("text", "json"), default="text",
@@ -845,7 +846,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--annotations", action="append", metavar="FILE",
                    help="x-luaguard role annotations for the upstream's tools (repeatable; added to the shipped ones)")
     p.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
-                   help="a call the upstream does not answer in this long is reported and the upstream restarted")
+                   help="a call the upstream does not answer in this long is reported (and the upstream restarted "
+                        "if it does not answer a ping either; default 60)")
     p.add_argument("upstream", nargs=argparse.REMAINDER, help="the upstream MCP server's command line, after --")
     p.set_defaults(func=cmd_mcp_proxy)
 

@@ -35,8 +35,11 @@ SNIPPET_CHARS = 120
 
 
 def normalise_message(message: str) -> str:
-    """``message`` with line and column numbers blanked (``line 3`` -> ``line #``)."""
-    return _LINE_NUMBER.sub(lambda m: m.group(1) + " #", message)
+    """``message`` with line and column numbers blanked (``line 3`` -> ``line #``).  A column
+    counts as a line too: Luau names an opener on the error's own line by its column
+    ("to close 'function' at column 8") and one above by its line, so text added after a
+    one-line unclosed function must not make its finding look new."""
+    return _LINE_NUMBER.sub(lambda m: ("Line" if m.group(1)[0].isupper() else "line") + " #", message)
 
 
 def finding_key(f: Finding, text: str | None) -> tuple[str, str, str]:

@@ -172,6 +172,21 @@ def apply_patch_envelope(envelope: str, base: Path, read: Reader = read_text) ->
     return changes
 
 
+def patch_paths(envelope: str) -> list[tuple[str, str]]:
+    """The files an ``apply_patch`` envelope names, in order, as ``(path, kind)`` with kind
+    ``"add"``, ``"update"`` (an ``Update File``, or the target of its ``Move to``) or
+    ``"delete"`` (a deleted file, or the source of a move).  Never raises."""
+    out: list[tuple[str, str]] = []
+    for ln in envelope.splitlines():
+        for prefix, kind in (("*** Add File: ", "add"), ("*** Update File: ", "update"),
+                             ("*** Delete File: ", "delete"), ("*** Move to: ", "update")):
+            if ln.startswith(prefix) and ln[len(prefix):].strip():
+                if prefix == "*** Move to: " and out:
+                    out[-1] = (out[-1][0], "delete")
+                out.append((ln[len(prefix):].strip(), kind))
+    return out
+
+
 def _join(base: Path, path: str) -> Path:
     p = Path(path)
     return p if p.is_absolute() else base / p

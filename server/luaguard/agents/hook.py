@@ -1,25 +1,54 @@
-"""``luaguard hook``: a coding agent's pre-tool-use hook.
+"""``luaguard hook``: a coding agent's tool-use hook, before and after a tool runs.
 
-One payload in (stdin, :mod:`.payloads`), one decision out in the agent's protocol:
+One payload in (stdin, :mod:`.payloads`), one answer out in the agent's protocol.
 
-* Claude Code / Codex (``--agent claude|codex``): deny is exit status 2 with the feedback on
-  stderr (fed to the model); with ``--output json``, exit 0 and ``{"hookSpecificOutput":
-  {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason":
-  ...}}``.  A change luaguard lets through gets no ``permissionDecision`` at all (an
-  ``"allow"`` would skip the user's own permission prompt); its warnings travel as
-  ``additionalContext`` with ``--output json``.
-* Cursor: always JSON, ``{"permission": "deny", "user_message", "agent_message"}`` or
-  ``{"permission": "allow"}``.
-* GitHub Copilot: always JSON, ``{"permissionDecision": "deny",
-  "permissionDecisionReason"}``, or ``{}`` (``{"additionalContext"}`` with warnings).
+**The change is what is judged.**  A ``Write`` to an existing file, ``Edit``/``MultiEdit`` and
+Codex ``apply_patch`` updates are applied in memory to the file on disk; the findings of the
+new text are compared with those of the old text (rule, message without line numbers and
+covered text: :mod:`luaguard.introduced`, as ``luaguard check --diff`` does) and only what the
+change introduces counts.  What was already in the file never denies and is never reported.
+A new file is judged whole.  An MCP tool luaguard knows (its built-in tools, the project's,
+the shipped annotations of Roblox's Studio MCP servers) is validated as a call.
 
-What is checked (the same functions as ``luaguard check --diff`` and ``luaguard validate``):
-a ``Write`` of a ``.lua``/``.luau`` file inside the project is linted as that file (patch
-mode); ``Edit``/``MultiEdit``/``apply_patch`` are applied in memory to the file on disk and
-reported as ``check --diff`` reports the change (findings on changed lines and the syntax
-and structure errors it causes); an MCP tool luaguard knows (the built-in tools, the
-project's, and the shipped annotations of Roblox's Studio MCP servers) is validated as a
-call.  Anything else passes silently.  Errors deny, warnings pass.
+**Before the tool runs** (Claude Code / Codex ``PreToolUse``, Cursor ``preToolUse`` /
+``beforeMCPExecution``, Copilot ``preToolUse``): introduced errors deny.  A call luaguard
+lets through gets no approval from luaguard: for Claude Code an ``"allow"`` would skip the
+user's permission prompt, for Cursor ``{"permission": "allow"}`` is read by tools as an
+approval on the user's behalf; luaguard answers nothing, so the agent's own approval
+settings decide (shared/notes/agents.md; Cursor's hooks reference, cursor.com/docs/hooks,
+defines the permission answer of ``preToolUse``/``beforeMCPExecution`` as an explicit
+``allow|deny|ask``; a hook entry must not set ``failClosed``, which turns a silent answer into
+a denial - reported for the Cursor IDE in awslabs/aidlc-workflows#745 and
+aovestdipaperino/tokensave#187).  The old text of every judged file is kept for the after-hook (a file per change
+in the temporary directory, keyed by session, path and new text; entries older than a day
+are removed).
+
+**After the tool ran** (Claude Code / Codex ``PostToolUse``, Cursor ``postToolUse``, Copilot
+``postToolUse``): the findings the written change introduced - warnings included - are told
+to the model, which reads nothing a pre-tool hook passes through (Claude Code shows a passing
+PreToolUse hook's output in the transcript only; Codex rejects PreToolUse
+``additionalContext``).  Nothing is printed when nothing is new.  The old text comes from
+the before-hook's record, else from the tool's answer (``tool_response.originalFile``), else
+an ``Edit`` is reversed on the file; when none is known the change is not judged (a note).
+
+Answers (``--agent``; Claude Code and Codex share a wire format):
+
+=====================  ======================================  =============================  =====================================
+agent                  deny (before)                           otherwise (before)             findings (after)
+=====================  ======================================  =============================  =====================================
+claude/codex text      exit 2, reason on stderr                exit 0, nothing                exit 2, text on stderr
+claude/codex json      ``hookSpecificOutput`` ``deny``          nothing                        ``{"decision": "block", "reason"}``
+cursor                 ``{"permission": "deny", ...}``          nothing                        ``{"additional_context"}``
+copilot                ``{"permissionDecision": "deny", ...}``  ``{}``                         ``{"additionalContext"}``
+=====================  ======================================  =============================  =====================================
+
+Sources: Claude Code hooks reference (code.claude.com/docs/en/hooks: PostToolUse exit 2 /
+``decision: "block"`` feeds ``reason`` to Claude, the tool has already run); Codex
+``hooks.json`` (the same wire format; PostToolUse since 0.118); Cursor hooks
+(``postToolUse`` answers ``additional_context`` for the agent; ``afterFileEdit`` cannot
+answer); GitHub Copilot SDK hooks (docs.github.com/en/copilot/how-tos/copilot-sdk:
+``onPostToolUse`` returns ``additionalContext``; a ``null``/empty pre-tool answer changes
+nothing).
 
 Fail-open: malformed stdin, a broken project file, a file too large to check, an internal
 error or a run over ``timeout`` seconds let the tool call through (exit 0) with a note on
@@ -29,32 +58,38 @@ stderr - a broken guard must never block the user's agent.  An edit that cannot 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import tempfile
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .edits import EditError, FileChange, apply_patch_envelope, apply_string_edits, read_text, unified_diff
+from .edits import EditError, FileChange, StringEdit, apply_patch_envelope, apply_string_edits, patch_paths, read_text
 from .payloads import AGENTS, PayloadError, ToolUse, parse_payload
 
 LUAU_SUFFIXES = (".lua", ".luau")
 #: content over this many bytes is not checked (passes with a note): the linter's own limit
 MAX_CONTENT_BYTES = 10 * 1024 * 1024
 OUTPUTS = ("text", "json")
+#: records of old texts older than this many seconds are removed
+STASH_MAX_AGE = 24 * 3600
 
 
 @dataclass(slots=True)
 class Verdict:
-    """luaguard's answer to one tool use: ``deny`` with ``feedback`` (the text for the
-    model), or pass, with ``warnings`` (text, may be empty) and ``note`` (for the user's
-    stderr: why nothing was checked, or ``None``).  ``result``: the JSON the CLI's
-    ``validate``/``check --diff`` would give (``None`` when nothing was checked)."""
+    """luaguard's answer to one tool use: ``deny`` with ``feedback`` (the text for the model);
+    ``report``: after the tool ran, what the written change introduced (``""``: nothing new);
+    ``note`` (for the user's stderr: why nothing was checked, or ``None``); ``result``: the
+    JSON the CLI's ``validate``/``check --diff`` would give (``None`` when nothing was
+    checked)."""
 
     deny: bool
     feedback: str = ""
-    warnings: str = ""
+    report: str = ""
     note: str | None = None
     result: dict[str, Any] | None = None
 
@@ -72,20 +107,23 @@ class HookResponse:
 class HookOptions:
     """``agent`` (one of :data:`~.payloads.AGENTS`), ``output`` (``text`` or ``json``; Cursor
     and Copilot always answer JSON), ``project`` (the root; default: found upward from the
-    file or the payload's ``cwd``), ``timeout`` in seconds."""
+    file or the payload's ``cwd``), ``timeout`` in seconds, ``stash_dir`` (where old texts
+    are kept between the before- and after-hook; default: a per-user directory in the
+    temporary directory)."""
 
     agent: str = "claude"
     output: str = "text"
     project: Path | None = None
     timeout: float = 5.0
     extra_tool_files: tuple[str, ...] = field(default_factory=tuple)
+    stash_dir: Path | None = None
 
 
 def _pass(note: str | None = None) -> Verdict:
     return Verdict(False, note=note)
 
 
-# -- deciding --------------------------------------------------------------------------------
+# -- where things are -------------------------------------------------------------------------
 def _abs(path: str, cwd: Path | None) -> Path:
     p = Path(path)
     if not p.is_absolute():
@@ -115,25 +153,69 @@ def _inside(path: Path, root: Path) -> bool:
         return False
 
 
-def _diff_for(engine, changes: list[FileChange], cwd: Path | None) -> str:
-    return "".join(unified_diff(engine.relpath(_abs(ch.path, cwd)), ch.old, ch.new) for ch in changes)
+# -- old texts kept between the before- and after-hook ----------------------------------------
+def _stash_dir(options: HookOptions) -> Path:
+    if options.stash_dir is not None:
+        return options.stash_dir
+    who = os.getuid() if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
+    return Path(tempfile.gettempdir()) / f"luaguard-hook-{who}"
 
 
-def _from_patch_result(res: dict[str, Any]) -> Verdict:
-    if not res["valid"]:
-        return Verdict(True, feedback=res["feedback"], result=res)
-    return Verdict(False, warnings=res["feedback"] if res["warnings"] else "", result=res)
+def _stash_key(use: ToolUse, path: Path, new_text: str) -> str:
+    h = hashlib.sha256()
+    h.update(f"{use.session or use.cwd or ''}\0{path}\0".encode("utf-8", errors="replace"))
+    h.update(new_text.encode("utf-8", errors="replace"))
+    return h.hexdigest()
 
 
-def _check_changes(use: ToolUse, changes: list[FileChange], options: HookOptions) -> Verdict:
-    """Lint the changes to Luau files inside one project (the first such file's)."""
+def _stash(use: ToolUse, options: HookOptions, changes: list[tuple[FileChange, Path]]) -> None:
+    """Record each change's old text under (session, path, new text); never raises."""
+    try:
+        d = _stash_dir(options)
+        d.mkdir(mode=0o700, parents=True, exist_ok=True)
+        now = time.time()
+        for entry in os.scandir(d):
+            try:
+                if now - entry.stat().st_mtime > STASH_MAX_AGE:
+                    os.unlink(entry.path)
+            except OSError:
+                pass
+        for ch, p in changes:
+            if ch.new is None:
+                continue
+            target = d / (_stash_key(use, p, ch.new) + ".json")
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump({"path": str(p), "old": ch.old}, fh)
+    except OSError:
+        pass
+
+
+def _unstash(use: ToolUse, options: HookOptions, path: Path, new_text: str) -> tuple[bool, str | None]:
+    """``(found, old text)`` recorded by the before-hook for this written text (the
+    record is removed); ``old`` ``None`` with ``found``: the file did not exist."""
+    target = _stash_dir(options) / (_stash_key(use, path, new_text) + ".json")
+    try:
+        data = json.loads(target.read_text(encoding="utf-8"))
+        target.unlink()
+    except (OSError, ValueError):
+        return False, None
+    old = data.get("old") if isinstance(data, dict) else None
+    return True, old if isinstance(old, str) else None
+
+
+# -- judging ----------------------------------------------------------------------------------
+def _luau_in_project(use: ToolUse, changes: list[FileChange], options: HookOptions
+                     ) -> tuple[Path | None, list[tuple[FileChange, Path]], Verdict | None]:
+    """The project root and the changes to Luau files inside it (or a verdict: a write
+    through a symbolic link that leaves the project, content too large or binary)."""
     paths = [(ch, _abs(ch.path, use.cwd)) for ch in changes]
     luau = [(ch, p) for ch, p in paths if p.suffix in LUAU_SUFFIXES]
     if not luau:
-        return _pass()
+        return None, [], None
     root = _root_for(use, luau[0][1], options)
     if root is None:
-        return _pass()
+        return None, [], None
     real_root = Path(os.path.realpath(root))
     mine = []
     for ch, p in luau:
@@ -141,30 +223,101 @@ def _check_changes(use: ToolUse, changes: list[FileChange], options: HookOptions
             continue  # outside the project: not luaguard's business
         real = Path(os.path.realpath(p))
         if not _inside(real, real_root):
-            return Verdict(True, feedback=f"luaguard: {ch.path} is inside the project but resolves to {real}, "
-                                          f"outside it (a symbolic link): write the file inside the project instead.")
-        mine.append(ch)
-    if not mine:
-        return _pass()
-    from ..engine import ProjectUnreadable, open_engine
-
-    for ch in mine:
-        if ch.new is not None and len(ch.new.encode("utf-8", errors="replace")) > MAX_CONTENT_BYTES:
-            return _pass(f"luaguard: {ch.path}: new content over {MAX_CONTENT_BYTES:,} bytes; not checked")
+            return root, [], Verdict(True, feedback=f"luaguard: {ch.path} is inside the project but resolves to {real}, "
+                                                    f"outside it (a symbolic link): write the file inside the project instead.")
+        mine.append((ch, p))
+    for ch, _ in mine:
+        for text in (ch.new, ch.old):
+            if text is not None and len(text.encode("utf-8", errors="replace")) > MAX_CONTENT_BYTES:
+                return root, [], _pass(f"luaguard: {ch.path}: content over {MAX_CONTENT_BYTES:,} bytes; not checked")
         if "\x00" in (ch.new or ""):
-            return _pass(f"luaguard: {ch.path}: new content is binary (NUL bytes); not checked")
+            return root, [], _pass(f"luaguard: {ch.path}: new content is binary (NUL bytes); not checked")
+    return root, mine, None
+
+
+def _judge(root: Path, mine: list[tuple[FileChange, Path]], *, written: bool) -> Verdict:
+    """Lint the changes (what they introduced) with the project's engine."""
+    from ..engine import ProjectUnreadable, open_engine
+    from ..toolcalls.api import validate_changes
+    from ..toolcalls.diffs import TextChange
+
     try:
         engine = open_engine(root)
     except ProjectUnreadable as exc:
         return _pass(f"luaguard: project at {root} cannot be read ({exc}); not checked")
-    from ..toolcalls.api import validate_patch
+    changes = [TextChange(str(p) if ch.old is not None else None, str(p) if ch.new is not None else None, ch.new, ch.old)
+               for ch, p in mine]
+    res = validate_changes(engine, changes, written=written)
+    if written:
+        found = res["errors"] or res["warnings"]
+        return Verdict(False, report=res["feedback"] if found else "", result=res)
+    if not res["valid"]:
+        return Verdict(True, feedback=res["feedback"], result=res)
+    return Verdict(False, result=res)
 
-    if use.kind == "write" and len(mine) == 1 and mine[0].new is not None:
-        return _from_patch_result(validate_patch(engine, str(_abs(mine[0].path, use.cwd)), content=mine[0].new))
-    diff = _diff_for(engine, mine, use.cwd)
-    if not diff:
-        return _pass()
-    return _from_patch_result(validate_patch(engine, None, diff=diff))
+
+def _pre_changes(use: ToolUse) -> list[FileChange]:
+    """The changes the tool is about to make (raises :class:`EditError`, ``OSError``)."""
+    if use.kind == "write":
+        return [FileChange(use.file_path or "", read_text(_abs(use.file_path or "", use.cwd)), use.content)]
+    if use.kind == "edit":
+        path = _abs(use.file_path or "", use.cwd)
+        if path.suffix not in LUAU_SUFFIXES:
+            return []
+        return [apply_string_edits(use.file_path or "", read_text(path), use.edits)]
+    return apply_patch_envelope(use.envelope or "", use.cwd or Path.cwd())
+
+
+def _post_changes(use: ToolUse, options: HookOptions) -> tuple[list[FileChange], list[str]]:
+    """The changes the tool made, rebuilt from the files now on disk and the old texts
+    (see the module docstring); files whose old text is unknown are left out (named in the
+    second list)."""
+    if use.kind in ("write", "edit"):
+        targets = [(use.file_path or "", "update")]
+    else:
+        targets = [(p, kind) for p, kind in patch_paths(use.envelope or "") if kind != "delete"]
+    out: list[FileChange] = []
+    unknown: list[str] = []
+    for raw, kind in targets:
+        p = _abs(raw, use.cwd)
+        if p.suffix not in LUAU_SUFFIXES:
+            continue
+        new = read_text(p)
+        if new is None:
+            continue
+        found, old = _unstash(use, options, p, new)
+        if not found:
+            found, old = _old_from_response(use, new)
+        if not found and kind == "add":
+            found, old = True, None
+        if found:
+            out.append(FileChange(raw, old, new))
+        else:
+            unknown.append(raw)
+    return out, unknown
+
+
+def _old_from_response(use: ToolUse, new: str) -> tuple[bool, str | None]:
+    resp = use.response
+    if isinstance(resp, str):
+        try:
+            resp = json.loads(resp)
+        except ValueError:
+            resp = None
+    if isinstance(resp, dict):
+        orig = resp.get("originalFile")
+        if isinstance(orig, str):
+            return True, orig
+        if use.kind == "write" and resp.get("type") == "create":
+            return True, None
+    if use.kind == "edit" and use.edits and all(e.new for e in use.edits):
+        try:
+            back = apply_string_edits(use.file_path or "", new,
+                                      [StringEdit(e.new, e.old, e.replace_all) for e in reversed(use.edits)])
+        except EditError:
+            return False, None
+        return True, back.new
+    return False, None
 
 
 def _check_mcp(use: ToolUse, options: HookOptions) -> Verdict:
@@ -188,40 +341,58 @@ def _check_mcp(use: ToolUse, options: HookOptions) -> Verdict:
     [res] = validate_calls(engine, {"name": use.mcp_tool, "arguments": use.arguments}, extra_tool_files=tool_files)
     if any(e["code"] == M.UNKNOWN_TOOL for e in res["errors"]):
         return _pass()
+    if use.event == "post":
+        items = [*res["errors"], *res["warnings"]]
+        if not items:
+            return Verdict(False, result=res)
+        listed = " ".join(f"({i}) {p['message']}" for i, p in enumerate(items[:6], 1))
+        return Verdict(False, result=res, report=f"luaguard checked the {use.mcp_tool} call that just ran: {listed}")
     if not res["valid"]:
         return Verdict(True, feedback=res["feedback"], result=res)
-    return Verdict(False, warnings=res["feedback"] if res["warnings"] else "", result=res)
+    return Verdict(False, result=res)
 
 
 def evaluate(use: ToolUse, options: HookOptions | None = None) -> Verdict:
-    """luaguard's verdict on ``use``.  Raises nothing for bad edits (they are denied, with
-    the reason); other exceptions are bugs (:func:`run_hook` turns them into a pass)."""
+    """luaguard's verdict on ``use`` (before or after the tool ran, ``use.event``).  Raises
+    nothing for bad edits (they are denied, with the reason); other exceptions are bugs
+    (:func:`run_hook` turns them into a pass)."""
     options = options or HookOptions()
     try:
-        if use.kind == "write":
-            # (a whole-file write is linted as the new text: the old one is not needed)
-            return _check_changes(use, [FileChange(use.file_path or "", None, use.content)], options)
-        if use.kind == "edit":
-            path = _abs(use.file_path or "", use.cwd)
-            if path.suffix not in LUAU_SUFFIXES:
-                return _pass()
-            change = apply_string_edits(use.file_path or "", read_text(path), use.edits)
-            return _check_changes(use, [change], options)
-        if use.kind == "patch":
-            changes = apply_patch_envelope(use.envelope or "", use.cwd or Path.cwd())
-            return _check_changes(use, changes, options)
         if use.kind == "mcp":
             return _check_mcp(use, options)
+        if use.kind not in ("write", "edit", "patch"):
+            return _pass()
+        if use.event == "post":
+            changes, unknown = _post_changes(use, options)
+            root, mine, early = _luau_in_project(use, changes, options)
+            note = f"luaguard: no record of {', '.join(unknown)} before the change; not checked" if unknown else None
+            if early is not None:
+                early.deny = False  # the tool already ran
+                return early
+            if not mine:
+                return _pass(note)
+            verdict = _judge(root, mine, written=True)
+            verdict.note = verdict.note or note
+            return verdict
+        changes = _pre_changes(use)
+        root, mine, early = _luau_in_project(use, changes, options)
+        if early is not None:
+            return early
+        if not mine:
+            return _pass()
+        verdict = _judge(root, mine, written=False)
+        if not verdict.deny:
+            _stash(use, options, mine)
+        return verdict
     except EditError as exc:
-        if use.kind == "edit" and not _luau_in_project(use, options):
+        if use.kind == "edit" and not _edit_in_project(use, options):
             return _pass()
         return Verdict(True, feedback=f"luaguard: this edit cannot be applied: {exc}")
     except (OSError, UnicodeError) as exc:
         return _pass(f"luaguard: cannot read the file to check ({exc}); not checked")
-    return _pass()
 
 
-def _luau_in_project(use: ToolUse, options: HookOptions) -> bool:
+def _edit_in_project(use: ToolUse, options: HookOptions) -> bool:
     if not use.file_path:
         return False
     p = _abs(use.file_path, use.cwd)
@@ -230,32 +401,38 @@ def _luau_in_project(use: ToolUse, options: HookOptions) -> bool:
 
 
 # -- answering -------------------------------------------------------------------------------
-def respond(verdict: Verdict, agent: str = "claude", output: str = "text") -> HookResponse:
-    """The hook's answer to ``verdict`` in ``agent``'s protocol (see the module docstring)."""
+def respond(verdict: Verdict, agent: str = "claude", output: str = "text", event: str = "pre") -> HookResponse:
+    """The hook's answer to ``verdict`` in ``agent``'s protocol for ``event`` (``pre`` or
+    ``post``; see the module docstring's table)."""
     note = verdict.note + "\n" if verdict.note else ""
+
+    def as_json(body: dict) -> HookResponse:
+        return HookResponse(0, json.dumps(body, ensure_ascii=False) + "\n", note)
+
+    if event == "post":
+        text = verdict.report
+        if agent == "cursor":
+            return as_json({"additional_context": text}) if text else HookResponse(0, "", note)
+        if agent == "copilot":
+            return as_json({"additionalContext": text} if text else {})
+        if not text:
+            return HookResponse(0, "", note)
+        if output == "json":
+            return as_json({"decision": "block", "reason": text})
+        return HookResponse(2, "", note + text.rstrip("\n") + "\n")
     if agent == "cursor":
         if verdict.deny:
-            body = {"permission": "deny", "user_message": "luaguard blocked this change: " + _first_line(verdict.feedback),
-                    "agent_message": verdict.feedback}
-        else:
-            body = {"permission": "allow"}
-        return HookResponse(0, json.dumps(body, ensure_ascii=False) + "\n", note)
+            return as_json({"permission": "deny", "user_message": "luaguard blocked this change: " + _first_line(verdict.feedback),
+                            "agent_message": verdict.feedback})
+        return HookResponse(0, "", note)  # no permission: Cursor's own approval settings decide
     if agent == "copilot":
         if verdict.deny:
-            body = {"permissionDecision": "deny", "permissionDecisionReason": verdict.feedback}
-        else:
-            body = {"additionalContext": verdict.warnings} if verdict.warnings else {}
-        return HookResponse(0, json.dumps(body, ensure_ascii=False) + "\n", note)
-    if output == "json":
-        if verdict.deny:
-            body = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
-                                           "permissionDecisionReason": verdict.feedback}}
-        elif verdict.warnings:
-            body = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": verdict.warnings}}
-        else:
-            return HookResponse(0, "", note)
-        return HookResponse(0, json.dumps(body, ensure_ascii=False) + "\n", note)
+            return as_json({"permissionDecision": "deny", "permissionDecisionReason": verdict.feedback})
+        return as_json({})
     if verdict.deny:
+        if output == "json":
+            return as_json({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                                   "permissionDecisionReason": verdict.feedback}})
         return HookResponse(2, "", verdict.feedback.rstrip("\n") + "\n")
     return HookResponse(0, "", note)
 
@@ -304,4 +481,4 @@ def run_hook(data: bytes, options: HookOptions | None = None) -> HookResponse:
         verdict = _pass(f"luaguard hook: internal error ({errors[0]!r}); not checked")
     else:
         verdict = box[0]
-    return respond(verdict, options.agent, options.output)
+    return respond(verdict, options.agent, options.output, use.event)

@@ -1,4 +1,4 @@
-"""Coding agents' pre-tool-use hook payloads read into one shape, :class:`ToolUse`.
+"""Coding agents' pre- and post-tool-use hook payloads read into one shape, :class:`ToolUse`.
 
 Formats (``shared/notes/agents.md``, from each agent's documentation):
 
@@ -13,6 +13,12 @@ Formats (``shared/notes/agents.md``, from each agent's documentation):
   server's tool.
 * GitHub Copilot: ``{timestamp, cwd, toolName, toolArgs}`` (``toolArgs`` an object or a JSON
   string).
+
+After the tool ran (``ToolUse.event == "post"``): Claude Code / Codex ``PostToolUse`` (the
+same fields plus ``tool_response``), Cursor ``postToolUse`` (plus ``tool_output``; its
+``afterFileEdit`` carries no tool name and cannot answer the model, so it is read as a tool
+luaguard ignores), Copilot ``postToolUse`` (plus ``toolResult``).  Cursor names MCP tools
+``MCP:<server>:<tool>`` in ``preToolUse``/``postToolUse``.
 
 Field names vary between agents' file tools (``file_path``/``path``, ``content``/
 ``file_text``, ``old_string``/``old_str``); the aliases below cover the ones documented.
@@ -34,7 +40,8 @@ _CONTENT_KEYS = ("content", "contents", "file_text", "text")
 _OLD_KEYS = ("old_string", "old_str", "oldString")
 _NEW_KEYS = ("new_string", "new_str", "newString")
 _WRITE_TOOLS = {"write", "create", "create_file", "write_file"}
-_EDIT_TOOLS = {"edit", "str_replace", "search_replace", "str_replace_based_edit_tool", "str_replace_editor"}
+_EDIT_TOOLS = {"edit", "str_replace", "search_replace", "str_replace_based_edit_tool", "str_replace_editor", "strreplace"}
+_POST_EVENTS = {"posttooluse", "aftermcpexecution", "afterfileedit"}
 _MULTI_TOOLS = {"multiedit", "multi_edit"}
 
 
@@ -50,12 +57,17 @@ class ToolUse:
     (``edits`` replace strings in the file), ``"patch"`` (``envelope`` is an
     ``apply_patch`` envelope), ``"mcp"`` (``mcp_tool`` of server ``mcp_server`` called with
     ``arguments``) or ``"other"`` (a tool luaguard has nothing to say about).  ``cwd`` is
-    the agent's working directory (relative paths start there)."""
+    the agent's working directory (relative paths start there).  ``event``: ``"pre"``
+    (the tool is about to run) or ``"post"`` (it ran; ``response`` is what it answered);
+    ``session``: the agent's session or conversation id, when the payload has one."""
 
     agent: str
     tool: str
     kind: str
     cwd: Path | None = None
+    event: str = "pre"
+    session: str | None = None
+    response: Any = None
     file_path: str | None = None
     content: str | None = None
     edits: tuple[StringEdit, ...] = ()
@@ -116,6 +128,12 @@ def parse_payload(data: Any, agent: str = "claude") -> ToolUse:
     """
     if not isinstance(data, dict):
         raise PayloadError(f"expected a JSON object, got {type(data).__name__}")
+    event_name = data.get("hook_event_name")
+    post = ((isinstance(event_name, str) and event_name.lower() in _POST_EVENTS)
+            or any(k in data for k in ("tool_response", "tool_output", "toolResult")))
+    session = next((data[k] for k in ("session_id", "conversation_id", "sessionId") if isinstance(data.get(k), str)), None)
+    if post and event_name == "afterFileEdit" and "tool_name" not in data:
+        return ToolUse(agent=agent, tool="afterFileEdit", kind="other", event="post", session=session)
     if agent == "copilot" or ("toolName" in data and "tool_name" not in data):
         tool, raw = data.get("toolName"), data.get("toolArgs")
     else:
@@ -126,13 +144,18 @@ def parse_payload(data: Any, agent: str = "claude") -> ToolUse:
     if not isinstance(cwd, str):
         roots = data.get("workspace_roots")
         cwd = roots[0] if isinstance(roots, list) and roots and isinstance(roots[0], str) else None
-    use = ToolUse(agent=agent, tool=tool, kind="other", cwd=Path(cwd) if cwd else None)
+    use = ToolUse(agent=agent, tool=tool, kind="other", cwd=Path(cwd) if cwd else None,
+                  event="post" if post else "pre", session=session,
+                  response=next((data[k] for k in ("tool_response", "tool_output", "toolResult") if k in data), None))
     args = _input_obj(raw, tool)
     low = tool.lower()
     if tool.startswith("mcp__") and tool.count("__") >= 2:
         _, server, name = tool.split("__", 2)
         use.kind, use.mcp_server, use.mcp_tool = "mcp", server, name
-    elif data.get("hook_event_name") == "beforeMCPExecution":
+    elif tool.startswith("MCP:") and len(tool) > 4:
+        parts = tool[4:].split(":")
+        use.kind, use.mcp_server, use.mcp_tool = "mcp", (parts[0] if len(parts) > 1 else None), parts[-1]
+    elif event_name in ("beforeMCPExecution", "afterMCPExecution"):
         use.kind, use.mcp_tool = "mcp", tool
         server = data.get("server") or data.get("url") or data.get("command")
         use.mcp_server = server if isinstance(server, str) else None

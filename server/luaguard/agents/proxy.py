@@ -7,104 +7,65 @@ Roblox's Studio MCP server) that validates every ``tools/call`` before forwardin
   (:func:`luaguard.toolcalls.schemas.annotate`); a property without a role that is named like
   one (``instancePath``, ``className``) gets the heuristic role.
 * A call the validator rejects is answered ``{"content": [{"type": "text", "text":
-  <feedback>}], "isError": true}`` and never reaches the upstream; a valid one is forwarded
-  and the upstream's answer returned unchanged.  Tools the upstream does not list pass
-  through untouched (the upstream answers them).
-* The upstream runs in one worker task that owns its stdio client; calls are forwarded one at
-  a time, in order.  An upstream that exits or does not answer within ``timeout`` seconds is
-  reported to the caller (``isError``) and restarted for the next call; the proxy keeps
-  serving.  Nothing from the workspace is executed: only the command line the user gave.
+  <feedback>}], "isError": true}`` and never reaches the upstream.  Script sources and edits
+  are judged on what they introduce over the script's current source (the rule of the hook
+  and ``check --diff``).  Tools the upstream does not list pass through untouched.
+* **The upstream's answer is its answer**: a result (``isError`` or not) and a JSON-RPC error
+  reply (robloxstudio-mcp answers ``-32603 Tool execution failed: Instance not found`` for an
+  ordinary failure in Studio) go to the client unchanged; nothing is restarted for them.
+* **Calls are forwarded concurrently** over one upstream session (the SDK keeps request ids
+  apart): a call waiting for a disconnected Studio does not hold up the others.
+* **Session overlay**: what the proxy forwarded and the upstream carried out - instances
+  created (``create_object``, ``mass_create_objects``, ``create_ui_tree``, ``clone_object``),
+  renamed (``rename_object``, ``set_property`` ``Name``), moved (``move_object``,
+  ``set_property`` ``Parent``), deleted (``delete_object``) and the script sources it sent -
+  is seen by later calls (:class:`luaguard.toolcalls.api.CallSession`): ``set_script_source``
+  on the ``Script`` just created is accepted.  The overlay starts empty whenever the upstream
+  (re)starts: a new server may see another place.
+* **Restarts only when the transport dies**: the upstream's output closes (it exited, a
+  broken pipe), or a call gets no answer within ``timeout`` seconds *and* a ``ping`` gets none
+  either (a server that answers pings is working on a slow call: that call is reported,
+  the server is kept).  Restarts back off exponentially: the first one after a good run is
+  immediate, then ``backoff`` (first delay and cap, in seconds; doubling), reset once an
+  upstream has run for a minute; each is announced by one line on stderr.  A call that
+  arrives while it is down waits for a restart due within 2 s, else is answered at once
+  with the reason.
+
+Nothing from the workspace is executed: only the command line the user gave.
 """
 
 from __future__ import annotations
 
+import json
 import os
-import threading
+import shlex
+import sys
+import time
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import anyio
-from mcp import Client, StdioServerParameters, types
+from mcp import ClientSession, StdioServerParameters, types
+from mcp.client.stdio import stdio_client
 from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
+from mcp_types import CONNECTION_CLOSED, INTERNAL_ERROR, REQUEST_TIMEOUT
 
 from .. import __version__
+
+#: an upstream that ran this long before it died restarts after the first delay again
+STABLE_AFTER_S = 60.0
+#: seconds a ping may take before the upstream counts as not answering
+PING_TIMEOUT_S = 5.0
+#: a call that finds the upstream down waits for a restart due within this many seconds
+SOON_S = 2.0
+#: seconds an upstream may take to start (``npx`` may install the package first)
+START_TIMEOUT_S = 60.0
 
 
 def _error(text: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
-
-
-@dataclass
-class _Job:
-    kind: str  # "list" | "call"
-    name: str | None
-    arguments: dict[str, Any] | None
-    done: anyio.Event
-    result: Any = None
-
-
-class Upstream:
-    """The upstream MCP server behind a worker task (see the module docstring).
-
-    ``params``: how to start it; ``timeout``: seconds one request may take."""
-
-    def __init__(self, params: StdioServerParameters, timeout: float) -> None:
-        self.params = params
-        self.timeout = timeout
-        self._send, self._recv = anyio.create_memory_object_stream[_Job](64)
-        self.restarts = 0
-
-    async def request(self, kind: str, name: str | None = None, arguments: dict[str, Any] | None = None) -> Any:
-        """Run one request on the upstream; returns its result, or an ``Exception`` that
-        says why there is none (never raises for the upstream's failures)."""
-        job = _Job(kind, name, arguments, anyio.Event())
-        await self._send.send(job)
-        await job.done.wait()
-        return job.result
-
-    async def worker(self) -> None:
-        """Serve jobs forever, (re)starting the upstream as needed."""
-        pending: _Job | None = None
-        while True:
-            try:
-                async with Client(self.params, read_timeout_seconds=self.timeout) as client:
-                    while True:
-                        job = pending or await self._recv.receive()
-                        pending = None
-                        try:
-                            with anyio.fail_after(self.timeout):
-                                if job.kind == "list":
-                                    job.result = await client.list_tools()
-                                else:
-                                    job.result = await client.call_tool(job.name, job.arguments or {})
-                        except TimeoutError:
-                            job.result = RuntimeError(f"the upstream MCP server did not answer within {self.timeout:g} s; "
-                                                      f"it is restarted for the next call")
-                            job.done.set()
-                            break
-                        except Exception as exc:  # a protocol failure (a tool's own error is a result)
-                            job.result = RuntimeError(f"the upstream MCP server failed ({_describe(exc)}); "
-                                                      f"it is restarted for the next call")
-                            job.done.set()
-                            break
-                        job.done.set()
-            except anyio.get_cancelled_exc_class():
-                raise
-            except BaseException as exc:  # the upstream could not start or died
-                if pending is None:
-                    try:
-                        pending = self._recv.receive_nowait()
-                    except anyio.WouldBlock:
-                        pending = None
-                if pending is not None:
-                    pending.result = RuntimeError(f"the upstream MCP server is not available ({_describe(exc)}); "
-                                                  f"it is restarted for the next call")
-                    pending.done.set()
-                    pending = None
-            self.restarts += 1
-            await anyio.sleep(0.2)
 
 
 def _describe(exc: BaseException) -> str:
@@ -113,12 +74,174 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
+def _stderr_line(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+class Unavailable(Exception):
+    """The upstream cannot take a request now; ``str()`` says why (for the model)."""
+
+
+class Upstream:
+    """The upstream MCP server behind one client session (see the module docstring).
+
+    ``params``: how to start it; ``timeout``: seconds one request may take; ``backoff``:
+    ``(first delay, cap)`` between restarts; ``log``: where the one-line restart notices go;
+    ``on_start``: called (no arguments) each time a fresh upstream is ready."""
+
+    def __init__(self, params: StdioServerParameters, timeout: float, *, backoff: tuple[float, float] = (0.5, 30.0),
+                 log: Callable[[str], None] = _stderr_line, on_start: Callable[[], None] | None = None) -> None:
+        self.params = params
+        self.timeout = timeout
+        self.start_timeout = max(timeout, START_TIMEOUT_S)
+        self.backoff = backoff
+        self.log = log
+        self.on_start = on_start
+        self.session: ClientSession | None = None
+        self.state = "starting"      # "starting" | "up" | "down"
+        self.starts = 0              # upstream processes that came up (initialized)
+        self.restarts = 0            # times the transport died and a restart was scheduled
+        self.generation = 0
+        self.reason = ""             # why it is down
+        self.retry_at = 0.0
+        self._changed = anyio.Event()
+        self._lost: anyio.Event | None = None
+        self._why_lost = ""
+        self.shown = " ".join(shlex.quote(a) for a in [params.command, *params.args])
+
+    def _set_state(self, state: str) -> None:
+        self.state = state
+        self._changed.set()
+        self._changed = anyio.Event()
+
+    # -- supervision ----------------------------------------------------------------------------
+    async def run(self) -> None:
+        """Keep an upstream running for as long as the task is not cancelled."""
+        failures = 0
+        while True:
+            self._set_state("starting")
+            started = time.monotonic()
+            try:
+                why = await self._serve_once()
+            except Exception as exc:  # could not start, or the session broke
+                why = f"failed ({_describe(exc)})"
+            self.session = None
+            if time.monotonic() - started >= STABLE_AFTER_S:
+                failures = 0
+            # the first restart after a good run is immediate; then first delay, doubling, capped
+            delay = 0.0 if failures == 0 else min(self.backoff[0] * 2 ** (failures - 1), self.backoff[1])
+            failures += 1
+            self.restarts += 1
+            self.reason = why
+            self.retry_at = time.monotonic() + delay
+            self._set_state("down")
+            self.log(f"luaguard mcp-proxy: the upstream MCP server ({self.shown}) {why}; "
+                     + (f"restarting it in {delay:g} s" if delay else "restarting it"))
+            await anyio.sleep(delay)
+
+    async def _serve_once(self) -> str:
+        lost = anyio.Event()
+        self._lost, self._why_lost = lost, ""
+        async with stdio_client(self.params) as (read, write):
+            fwd_send, fwd_recv = anyio.create_memory_object_stream[Any](0)
+
+            async def pump() -> None:
+                # the transport's read side ends when the process closes its output
+                try:
+                    async with fwd_send:
+                        async for item in read:
+                            await fwd_send.send(item)
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    pass
+                finally:
+                    self._why_lost = self._why_lost or "exited (its output closed)"
+                    lost.set()
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(pump)
+                async with ClientSession(fwd_recv, write) as session:
+                    with anyio.fail_after(self.start_timeout):
+                        await session.initialize()
+                    self.session = session
+                    self.starts += 1
+                    self.generation += 1
+                    if self.on_start is not None:
+                        self.on_start()
+                    self._set_state("up")
+                    await lost.wait()
+                    self.session = None
+                tg.cancel_scope.cancel()
+        return self._why_lost or "stopped"
+
+    def lose(self, generation: int, why: str) -> None:
+        """Declare the upstream of ``generation`` dead (it is then restarted)."""
+        if generation == self.generation and self._lost is not None and not self._lost.is_set():
+            self._why_lost = why
+            self._lost.set()
+
+    async def ready(self) -> tuple[ClientSession, int]:
+        """The live session and its generation; waits while the upstream starts (at most
+        ``timeout`` seconds).  Raises :class:`Unavailable` while it is down."""
+        waited_out_a_start = False
+        with anyio.move_on_after(self.start_timeout):
+            while True:
+                if self.state == "up" and self.session is not None:
+                    return self.session, self.generation
+                if self.state == "down":
+                    wait = max(0.0, self.retry_at - time.monotonic())
+                    if wait > SOON_S or waited_out_a_start:
+                        raise Unavailable(f"the upstream MCP server is not available: it {self.reason}; "
+                                          f"luaguard restarts it in {wait:.1f} s")
+                was = self.state
+                await self._changed.wait()
+                waited_out_a_start = waited_out_a_start or (was == "starting" and self.state == "down")
+        raise Unavailable(f"the upstream MCP server did not start within {self.start_timeout:g} s")
+
+    # -- requests -------------------------------------------------------------------------------
+    async def request(self, req: Any, result_type: Any) -> Any:
+        """Send one request; returns the typed result, or raises :class:`MCPError` (the
+        upstream's own error reply, unchanged) or :class:`Unavailable` (no answer: the
+        transport died, or the call timed out)."""
+        session, gen = await self.ready()
+        t0 = time.monotonic()
+        try:
+            return await session.send_request(req, result_type, request_read_timeout_seconds=self.timeout)
+        except MCPError as exc:
+            took = time.monotonic() - t0
+            if exc.code == CONNECTION_CLOSED and exc.message == "Connection closed":
+                self.lose(gen, "closed the connection")
+                raise Unavailable("the upstream MCP server closed the connection during the call; "
+                                  "luaguard restarts it") from None
+            if exc.code == REQUEST_TIMEOUT and took >= self.timeout * 0.95:
+                if await self._answers_ping(session):
+                    raise Unavailable(f"the upstream MCP server did not answer this call within {self.timeout:g} s "
+                                      f"(it is still running)") from None
+                self.lose(gen, f"did not answer within {self.timeout:g} s, nor a ping")
+                raise Unavailable(f"the upstream MCP server did not answer within {self.timeout:g} s; "
+                                  f"luaguard restarts it") from None
+            raise
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream) as exc:
+            self.lose(gen, f"broke the connection ({_describe(exc)})")
+            raise Unavailable("the upstream MCP server's connection broke during the call; luaguard restarts it") from None
+
+    async def _answers_ping(self, session: ClientSession) -> bool:
+        try:
+            with anyio.fail_after(PING_TIMEOUT_S):
+                await session.send_ping()
+            return True
+        except Exception:
+            return False
+
+
 def build_proxy(engine, upstream_command: list[str], *, annotation_files: tuple[str, ...] = (),
-                timeout: float = 60.0) -> Server:
+                timeout: float = 60.0, backoff: tuple[float, float] = (0.5, 30.0),
+                log: Callable[[str], None] = _stderr_line) -> Server:
     """The proxy server for ``engine``'s project in front of ``upstream_command`` (argv).
     Raises ``ValueError`` for an empty command and
-    :class:`~luaguard.toolcalls.schemas.ToolSchemaError` for an unreadable annotations file."""
-    from ..toolcalls.api import check_calls
+    :class:`~luaguard.toolcalls.schemas.ToolSchemaError` for an unreadable annotations file.
+    ``server.upstream`` is the :class:`Upstream`, ``server.proxy_state`` the session state
+    (for tests and diagnostics)."""
+    from ..toolcalls.api import check_calls, commit_effects, new_session
     from ..toolcalls.schemas import ToolSet, annotate, load_tool_definitions, read_tools_file
     from .annotations import shipped_files
 
@@ -129,47 +252,61 @@ def build_proxy(engine, upstream_command: list[str], *, annotation_files: tuple[
         data = read_tools_file(Path(f))
         items = data.get("tools") if isinstance(data, dict) else data
         annotations.extend(t for t in (items or []) if isinstance(t, dict))
+    state: dict[str, Any] = {"tools": None, "toolset": None, "tools_key": None, "session": None}
+
+    def on_start() -> None:  # a fresh upstream: its tools may differ, and it saw none of our calls
+        state["tools"] = state["toolset"] = None
+        state["session"] = new_session(engine)
+
     # the upstream inherits the user's environment, as if the agent had started it
     params = StdioServerParameters(command=upstream_command[0], args=list(upstream_command[1:]), env=dict(os.environ))
-    upstream = Upstream(params, timeout)
-    state: dict[str, Any] = {"tools": None, "toolset": None, "problems": []}
-    lock = threading.Lock()
+    upstream = Upstream(params, timeout, backoff=backoff, log=log, on_start=on_start)
 
-    async def _refresh() -> types.ListToolsResult | Exception:
-        got = await upstream.request("list")
-        if isinstance(got, types.ListToolsResult):
-            defs = [{"name": t.name, "description": t.description or "", "inputSchema": t.input_schema}
-                    for t in got.tools]
+    async def _refresh() -> types.ListToolsResult:
+        got = await upstream.request(types.ListToolsRequest(), types.ListToolsResult)
+        defs = [{"name": t.name, "description": t.description or "", "inputSchema": t.input_schema} for t in got.tools]
+        key = json.dumps(defs, sort_keys=True, default=str)
+        if state["toolset"] is None or state["tools_key"] != key:  # compile the validators once per listing
             specs, problems = load_tool_definitions(annotate(defs, annotations), "upstream tools/list")
-            state["tools"] = got
             state["toolset"] = ToolSet({s.name: s for s in specs}, {}, problems)
+            state["tools_key"] = key
+        state["tools"] = got
         return got
 
     async def on_list_tools(ctx, params) -> types.ListToolsResult:
-        got = await _refresh()
-        if isinstance(got, Exception):
-            raise RuntimeError(f"luaguard mcp-proxy: cannot list the upstream's tools: {got}")
-        return got
+        try:
+            return await _refresh()
+        except Unavailable as exc:
+            raise MCPError(INTERNAL_ERROR, f"luaguard mcp-proxy: cannot list the upstream's tools: {exc}") from None
 
     async def on_call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
-        if state["toolset"] is None:
-            await _refresh()
-        ts = state["toolset"]
         name, args = params.name, params.arguments or {}
+        try:
+            _, generation = await upstream.ready()  # judge against the upstream that will carry it out
+            if state["toolset"] is None:
+                await _refresh()
+        except Unavailable as exc:
+            return _error(f"luaguard mcp-proxy: {exc}")
+        ts, session = state["toolset"], state["session"]
+        checked = None
         if ts is not None and name in ts.tools:
-            with lock:
-                [res] = check_calls(engine, {"name": name, "arguments": args}, tools=ts)
-            if not res.valid:
-                return _error(res.feedback)
-        got = await upstream.request("call", name, args)
-        if isinstance(got, types.CallToolResult):
-            return got
-        return _error(f"luaguard mcp-proxy: {got}")
+            [checked] = check_calls(engine, {"name": name, "arguments": args}, tools=ts, session=session)
+            if not checked.valid:
+                return _error(checked.feedback)
+        req = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=params.arguments))
+        try:
+            got = await upstream.request(req, types.CallToolResult)
+        except Unavailable as exc:
+            return _error(f"luaguard mcp-proxy: {exc}")
+        if (checked is not None and session is not None and not got.is_error and state["session"] is session
+                and upstream.generation == generation):
+            commit_effects(engine, session, checked)
+        return got
 
     @asynccontextmanager
     async def lifespan(server):
         async with anyio.create_task_group() as tg:
-            tg.start_soon(upstream.worker)
+            tg.start_soon(upstream.run)
             try:
                 yield {"upstream": upstream}
             finally:
@@ -180,16 +317,78 @@ def build_proxy(engine, upstream_command: list[str], *, annotation_files: tuple[
                     instructions="Tool calls are checked by luaguard against the Roblox project before they reach "
                                  "the upstream server; a rejected call says what to fix.")
     server.upstream = upstream  # for tests and diagnostics
+    server.proxy_state = state
     return server
 
 
+@asynccontextmanager
+async def pipe_stdio():
+    """This process's stdin/stdout as an MCP server's message streams, read and written by
+    the event loop itself (the SDK's stdio transport hands every line to a worker thread,
+    about a millisecond per message on a busy machine).  POSIX pipes, sockets and terminals;
+    raises ``ValueError``/``OSError`` for other standard streams (a regular file)."""
+    import asyncio
+
+    import mcp_types
+    from mcp.shared.message import SessionMessage
+
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=64 * 1024 * 1024)
+    stdin = os.fdopen(os.dup(0), "rb", buffering=0)
+    stdout = os.fdopen(os.dup(1), "wb", buffering=0)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
+    transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, stdout)
+    writer = asyncio.StreamWriter(transport, protocol, None, loop)
+    in_send, in_recv = anyio.create_memory_object_stream[Any](0)
+    out_send, out_recv = anyio.create_memory_object_stream[Any](0)
+
+    async def read_loop() -> None:
+        async with in_send:
+            while line := await reader.readline():
+                if not line.strip():
+                    continue
+                try:
+                    item: Any = SessionMessage(mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False))
+                except ValueError as exc:  # the server answers a parse error
+                    item = exc
+                await in_send.send(item)
+
+    async def write_loop() -> None:
+        async with out_recv:
+            async for msg in out_recv:
+                writer.write((msg.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n").encode())
+                await writer.drain()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(read_loop)
+        tg.start_soon(write_loop)
+        try:
+            yield in_recv, out_send
+        finally:
+            tg.cancel_scope.cancel()
+            transport.close()
+
+
 def run_stdio(server: Server) -> None:
-    """Serve ``server`` over this process's stdin/stdout until the client disconnects."""
+    """Serve ``server`` over this process's stdin/stdout until the client disconnects
+    (:func:`pipe_stdio`; the SDK's transport where that cannot be used).  The SDK's own log
+    records are silenced: the proxy reports an upstream's failure in one line of its own."""
+    import logging
+
     from mcp.server.stdio import stdio_server
 
+    logging.getLogger("mcp").setLevel(logging.CRITICAL + 1)
+
     async def main() -> None:
-        async with stdio_server() as (read, write):
+        try:
+            transport = pipe_stdio()
+            read, write = await transport.__aenter__()
+        except (ValueError, OSError):
+            transport = stdio_server()
+            read, write = await transport.__aenter__()
+        try:
             await server.run(read, write, server.create_initialization_options())
+        finally:
+            await transport.__aexit__(None, None, None)
 
     anyio.run(main)
-

@@ -44,6 +44,11 @@ LSP commands (thin wrappers; ``engine`` is the server's :class:`~luaguard.engine
          "files": [{"path": str, "status": "modified" | "added" | "deleted",
                     "findings": [Finding.to_json(), ...]}]}
 
+``validate_changes(engine, changes)`` (the agent hook)
+    changes given as texts (:class:`~.diffs.TextChange`: old and new path, new text,
+    optionally the old text), judged like a diff: only what the change introduced; the
+    same shape as ``validatePatch``.
+
 ``luaguard.stats()`` -> ``stats(engine)``
     ``{"rules": {code: count}, "toolcalls": {"calls", "valid", "invalid", "patches",
     "invalid_patches"}}`` over the engine's life.  ``rules`` is ``engine.stats``: the
@@ -62,11 +67,11 @@ from urllib.parse import unquote, urlparse
 
 from ..findings import Severity, format_text
 from . import model as M
-from .calls import CallContext, NameIndex
-from .diffs import DiffReport, check_content, check_diff
+from .calls import CallContext, NameIndex, apply_effects
+from .diffs import DiffReport, TextChange, check_changes, check_content, check_diff
 from .feedback import feedback_for, patch_feedback
 from .model import CallResult, Problem
-from .overlay import DirMap
+from .overlay import DirMap, Overlay
 from .plans import check_plan, check_sequence
 from .reader import read_calls
 from .schemas import ToolSet, build_toolset
@@ -118,23 +123,44 @@ def toolset(engine, extra_files: Iterable[str | os.PathLike] = ()) -> ToolSet:
     return st.toolset
 
 
-def _context(engine, ts: ToolSet) -> CallContext:
+def _context(engine, ts: ToolSet, session: CallSession | None = None) -> CallContext:
     st = _state(engine)
     s = engine.settings.toolcalls
-    return CallContext(engine=engine, toolset=ts, project=engine.project, min_confidence=s.min_confidence,
-                       max_content_bytes=getattr(s, "max_content_bytes", 512 * 1024), dirmap=st.dirmap, names=st.names)
+    ctx = CallContext(engine=engine, toolset=ts, project=engine.project, min_confidence=s.min_confidence,
+                      max_content_bytes=getattr(s, "max_content_bytes", 512 * 1024), dirmap=st.dirmap, names=st.names)
+    if session is not None:
+        ctx.overlay, ctx.deleted, ctx.defer_effects = session.overlay, session.deleted, True
+    return ctx
+
+
+@dataclass
+class CallSession:
+    """What outlives one batch of calls: an MCP proxy session's view of the calls it
+    forwarded (created, renamed, moved, deleted instances; script sources it sent).
+    ``overlay`` is a copy-on-write view over the engine's index (never changed)."""
+
+    overlay: Overlay
+    deleted: dict[str, str] = field(default_factory=dict)
+
+
+def new_session(engine) -> CallSession | None:
+    """A fresh :class:`CallSession` for ``engine``'s project (``None`` without one)."""
+    if engine.project is None:
+        return None
+    return CallSession(Overlay(engine.project, _state(engine).dirmap))
 
 
 def check_calls(engine, data: Any, *, extra_tool_files: Iterable[str | os.PathLike] = (),
-                tools: ToolSet | None = None) -> list[CallResult]:
+                tools: ToolSet | None = None, session: CallSession | None = None) -> list[CallResult]:
     """Like :func:`validate_calls` but returns :class:`~.model.CallResult` objects;
     ``tools``: check against this tool set instead of the engine's (an MCP proxy's
-    upstream tools)."""
+    upstream tools).  ``session``: later batches see what earlier ones did, once the
+    caller applies each result's effects with :func:`commit_effects` (they are deferred)."""
     ts = tools if tools is not None else toolset(engine, extra_tool_files)
     st = _state(engine)
     results: list[CallResult] = []
     for batch in read_calls(data):
-        ctx = _context(engine, ts)
+        ctx = _context(engine, ts, session)
         if batch.kind == "plan":
             out = check_plan(ctx, batch)
         else:
@@ -148,6 +174,15 @@ def check_calls(engine, data: Any, *, extra_tool_files: Iterable[str | os.PathLi
             if not p.from_content:
                 engine.stats[p.code] += 1
     return results
+
+
+def commit_effects(engine, session: CallSession, result: CallResult) -> None:
+    """Apply ``result``'s deferred effects to ``session`` (the upstream carried it out)."""
+    if result.effects:
+        ctx = _context(engine, toolset(engine), session)
+        ctx.defer_effects = False
+        apply_effects(ctx, result.effects)
+        result.effects = []
 
 
 def validate_calls(engine, text_or_obj: Any, *, extra_tool_files: Iterable[str | os.PathLike] = (),
@@ -203,6 +238,21 @@ def validate_patch(engine, uri_or_path: str | None, content: str | None = None, 
     """Check a proposed change to one file (full ``content`` or a unified ``diff``); see
     the module docstring for the returned shape."""
     report = patch_report(engine, uri_or_path, content, diff)
+    return _patch_result(engine, report, uri_or_path or "the diff")
+
+
+def validate_changes(engine, changes: Iterable[TextChange], *, written: bool = False) -> dict:
+    """Check changes given as whole texts (an agent's ``Write``/``Edit``/``apply_patch``
+    applied in memory: :class:`~.diffs.TextChange`): each changed Luau file is judged on
+    what the change introduced (a new file whole), as ``check --diff`` judges a diff.
+    Returns :func:`validate_patch`'s shape; ``written``: the changes are already on disk
+    (the feedback asks for a follow-up edit instead of a retry)."""
+    changes = list(changes)
+    report = check_changes(engine, changes, _state(engine).dirmap)
+    return _patch_result(engine, report, "the change", written=written)
+
+
+def _patch_result(engine, report: DiffReport, fallback: str, *, written: bool = False) -> dict:
     errors: list[Problem] = []
     warnings: list[Problem] = []
     out_errors: list[dict] = []
@@ -223,12 +273,13 @@ def validate_patch(engine, uri_or_path: str | None, content: str | None = None, 
     st.counts["patches"] += 1
     if errors:
         st.counts["invalid_patches"] += 1
-    shown = ", ".join(f.path for f in report.files) or (uri_or_path or "the diff")
+    named = [f for f in report.files if f.findings] if written else []
+    shown = ", ".join(f.path for f in (named or report.files)) or fallback
     return {
         "valid": not errors,
         "errors": out_errors,
         "warnings": out_warnings,
-        "feedback": patch_feedback(shown, errors, warnings),
+        "feedback": patch_feedback(shown, errors, warnings, written=written),
         "files": [{"path": f.path, "status": f.status, "findings": [x.to_json() for x in f.findings]}
                   for f in report.files],
     }

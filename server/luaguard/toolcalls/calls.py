@@ -91,6 +91,9 @@ class CallContext:
     deleted: dict[str, str] = field(default_factory=dict)
     #: how the current call is named in messages ("step 'b'", "call 2")
     label: str = ""
+    #: True: a call's effects go to ``CallResult.effects`` for the caller to apply with
+    #: :func:`apply_effects` (an MCP proxy, once the upstream carried the call out)
+    defer_effects: bool = False
 
     @property
     def root(self) -> str | None:
@@ -118,6 +121,66 @@ class _Target:
     display: str = ""
 
 
+@dataclass(slots=True)
+class Effect:
+    """What one call does to the instance tree (see :mod:`.schemas`, effects).
+
+    ``kind``: ``create`` (``name``/``class_name`` under ``parent``, then ``children``: nested
+    ``(name, class, children)`` tuples), ``delete`` / ``rename`` (to ``name``) / ``move``
+    (under ``parent``) / ``copy`` (under ``parent``) of ``node``, ``source`` (``node``'s
+    script source becomes ``text``), ``forget_source`` (it changed in a way not modelled),
+    ``open`` (``node`` may now have children luaguard cannot name; ``name`` says why)."""
+
+    kind: str
+    node: Instance | None = None
+    parent: Instance | None = None
+    name: str = ""
+    class_name: str = "Instance"
+    guessed: bool = False
+    children: tuple = ()
+    text: str | None = None
+    label: str = ""
+
+
+def apply_effects(ctx: CallContext, effects: list[Effect]) -> None:
+    """Apply ``effects`` to the batch's overlay (created on first need)."""
+    for e in effects:
+        ov = ctx.ensure_overlay()
+        if e.kind == "create" and e.parent is not None:
+            node = ov.create(ov.current(e.parent), e.name, e.class_name)
+            node.class_guessed = e.guessed
+            _create_children(ov, node, e.children)
+        elif e.kind == "delete" and e.node is not None:
+            node = e.node
+            ctx.deleted[display(node)] = e.label
+            for n in (node, *node.descendants()):
+                for fp in n.file_paths:
+                    ctx.deleted[fp] = e.label
+            ov.delete(node)
+        elif e.kind == "rename" and e.node is not None and ov.is_live(e.node):
+            ov.rename(e.node, e.name)
+        elif e.kind == "move" and e.node is not None and e.parent is not None and ov.is_live(e.node):
+            ov.move(e.node, ov.current(e.parent))
+        elif e.kind == "copy" and e.node is not None and e.parent is not None:
+            ov.copy(e.node, ov.current(e.parent))
+        elif e.kind == "source" and e.node is not None and e.text is not None:
+            ov.set_source(e.node, e.text)
+        elif e.kind == "forget_source" and e.node is not None:
+            ov.set_source(e.node, None)
+        elif e.kind == "open" and e.node is not None and ov.is_live(e.node):
+            w = ov.writable(e.node)
+            w.open_reason = w.open_reason or e.name
+            ov.changed = True
+
+
+def _create_children(ov: Overlay, parent: Instance, specs: tuple, depth: int = 0) -> None:
+    if depth > MAX_DEPTH:
+        return
+    for name, cls, kids in specs:
+        node = ov.create(parent, name, cls)
+        _create_children(ov, node, kids, depth + 1)
+
+
 # --------------------------------------------------------------------------------------------
 def check_call(ctx: CallContext, rec: CallRecord) -> CallResult:
     """Check one call (and apply its effect to ``ctx.overlay``); never raises on input."""
@@ -142,8 +205,14 @@ def check_call(ctx: CallContext, rec: CallRecord) -> CallResult:
         _split(result, problems)
         return result
     bad = _check_schema(spec, args, problems)
-    _check_roles(ctx, spec, args, bad, problems)
+    effects = _check_roles(ctx, spec, args, bad, problems)
     _split(result, problems)
+    for e in effects:
+        e.label = ctx.label
+    if ctx.defer_effects:
+        result.effects = effects
+    else:
+        apply_effects(ctx, effects)
     return result
 
 
@@ -302,7 +371,8 @@ def _field_doc(spec: ToolSpec, name: str) -> str | None:
 
 
 # -- roles ----------------------------------------------------------------------------------
-def _check_roles(ctx: CallContext, spec: ToolSpec, args: dict, bad: set[str], problems: list[Problem]) -> None:
+def _check_roles(ctx: CallContext, spec: ToolSpec, args: dict, bad: set[str], problems: list[Problem]) -> list[Effect]:
+    """Check the roles' semantics; returns the call's effects (not applied)."""
     roles = {f: r for f, r in spec.roles.items() if f in args and f not in bad}
     project = ctx.project
     api = project.api if project is not None else _api()
@@ -314,7 +384,7 @@ def _check_roles(ctx: CallContext, spec: ToolSpec, args: dict, bad: set[str], pr
     for fname, role in roles.items():
         value = args[fname]
         if role in ("script_path", "new_script_path", "instance_path", "parent_path", "path", "class_name",
-                    "known_class", "instance_name", "property", "script_class") and not isinstance(value, str):
+                    "known_class", "instance_name", "property", "script_class", "new_name") and not isinstance(value, str):
             problems.append(Problem(M.INVALID_ARGUMENT, f"Field '{fname}' must be a string, got {_got(value)}.", field=fname))
             bad.add(fname)
     roles = {f: r for f, r in roles.items() if f not in bad}
@@ -371,6 +441,7 @@ def _check_roles(ctx: CallContext, spec: ToolSpec, args: dict, bad: set[str], pr
                     field=value_field, suggestions=vp.suggestions))
 
     # property maps, lists of new instances, instance trees
+    created: list[tuple[Instance, str, str, tuple]] = []
     for fname, role in roles.items():
         value = args[fname]
         if role == "properties":
@@ -378,38 +449,68 @@ def _check_roles(ctx: CallContext, spec: ToolSpec, args: dict, bad: set[str], pr
                                                            and not instance.class_guessed else None)
             _check_property_map(ctx, api, cls, value, fname, problems)
         elif role == "object_list":
-            _check_object_list(ctx, api, value, fname, problems)
+            created += _check_object_list(ctx, api, value, fname, problems)
         elif role == "instance_tree":
-            _check_instance_tree(ctx, api, value, fname, problems, depth=0)
+            tree = _check_instance_tree(ctx, api, value, fname, problems, depth=0)
+            if tree is not None and parent is not None:
+                created.append((parent, *tree))
 
     # Luau content
+    source: str | None = None
     for fname, role in roles.items():
         if role == "luau":
-            _check_content(ctx, args[fname], fname, target, problems)
+            replaces = target is not None and any(r == "script_path" for r in roles.values())
+            if _check_content(ctx, args[fname], fname, target, problems, replaces=replaces) and replaces:
+                source = args[fname]
     edit = {r: f for f, r in roles.items() if r in ("edit_old", "edit_new", "edit_line")}
     if "edit_new" in edit:
-        _check_script_edit(ctx, target, args, edit, problems)
+        source = _check_script_edit(ctx, target, args, edit, problems)
 
     # effects
+    effects: list[Effect] = []
     if project is None:
-        return
+        return effects
     if spec.effect == "create_instance" and parent is not None:
         name_field = spec.field_for("instance_name")
         cls_field = spec.field_for("class_name") or spec.field_for("known_class")
         name = args.get(name_field) if name_field else None
-        if isinstance(name, str) and name.strip() and name_field not in bad:
-            cls = args.get(cls_field) if cls_field else None
-            node = ctx.ensure_overlay().create(parent, name, cls if isinstance(cls, str) else "Instance")
-            if cls_value is None:
-                node.class_guessed = True
-    elif spec.effect == "delete":
-        node = target.node if target is not None else (instance if instance_ok else None)
-        if node is not None:
-            ctx.deleted[display(node)] = ctx.label
-            for n in (node, *node.descendants()):
-                for fp in n.file_paths:
-                    ctx.deleted[fp] = ctx.label
-            ctx.ensure_overlay().delete(node)
+        cls = args.get(cls_field) if cls_field else None
+        cls = cls if isinstance(cls, str) and cls.strip() else "Instance"
+        if name_field not in bad:
+            if not (isinstance(name, str) and name.strip()):
+                name = cls  # Instance.new names an instance after its class
+            effects.append(Effect("create", parent=parent, name=name, class_name=cls, guessed=cls_value is None))
+    for p, name, cls, kids in created:
+        effects.append(Effect("create", parent=p, name=name, class_name=cls, children=kids))
+    node = target.node if target is not None else (instance if instance_ok else None)
+    if spec.effect == "adds_children":
+        where = parent if parent is not None else (instance.parent if instance is not None and instance_ok else None)
+        if where is not None:
+            effects.append(Effect("open", node=where, name=f"{spec.name} added instances here in this session"))
+    if spec.effect == "delete" and node is not None:
+        effects.append(Effect("delete", node=node))
+    elif spec.effect in ("rename", "move", "clone") and instance is not None and instance_ok:
+        if spec.effect == "rename":
+            nf = spec.field_for("new_name")
+            new = args.get(nf) if nf and nf not in bad else None
+            if isinstance(new, str) and new.strip():
+                effects.append(Effect("rename", node=instance, name=new))
+        elif parent is not None:
+            effects.append(Effect("move" if spec.effect == "move" else "copy", node=instance, parent=parent))
+    if prop_field is not None and instance is not None and instance_ok and value_field in args:
+        prop, val = args[prop_field], args.get(value_field)
+        if prop == "Name" and isinstance(val, str) and val.strip():
+            effects.append(Effect("rename", node=instance, name=val))
+        elif prop == "Parent" and isinstance(val, str):
+            dest = _lookup_instance(ctx, val)
+            if dest is not None:
+                effects.append(Effect("move", node=instance, parent=dest))
+    if target is not None and target.node is not None:
+        if source is not None:
+            effects.append(Effect("source", node=target.node, text=source))
+        elif spec.effect == "edit_source":
+            effects.append(Effect("forget_source", node=target.node))
+    return effects
 
 
 def _api():
@@ -796,110 +897,149 @@ def _check_new_instance(ctx: CallContext, api, item: Any, where: str, problems: 
     return known
 
 
-def _check_object_list(ctx: CallContext, api, value: Any, fname: str, problems: list[Problem]) -> None:
+def _check_object_list(ctx: CallContext, api, value: Any, fname: str,
+                       problems: list[Problem]) -> list[tuple[Instance, str, str, tuple]]:
     """A list of new instances (robloxstudio-mcp's ``mass_create_objects``): each item's
-    class, parent (an existing instance) and property map."""
+    class, parent (an existing instance) and property map.  Returns ``(parent, name,
+    class, ())`` for the items that would be created (parent known, class a string;
+    unnamed ones named after their class)."""
+    out: list[tuple[Instance, str, str, tuple]] = []
     if not isinstance(value, list):
         problems.append(Problem(M.INVALID_ARGUMENT, f"Field '{fname}' must be a list of objects, got {_got(value)}.",
                                 field=fname))
-        return
+        return out
     for i, item in enumerate(value[:500]):
         where = f"{fname}[{i}]"
         _check_new_instance(ctx, api, item, where, problems)
         parent = item.get("parent") if isinstance(item, dict) else None
         if isinstance(parent, str) and ctx.project is not None:
-            _resolve_instance(ctx, parent, f"{where}.parent", problems, what="parent")
+            node, known = _resolve_instance(ctx, parent, f"{where}.parent", problems, what="parent")
+            cls, name = _class_and_name(item)
+            if node is not None and known and cls is not None:
+                out.append((node, name or cls, cls, ()))
+    return out
 
 
-def _check_instance_tree(ctx: CallContext, api, value: Any, fname: str, problems: list[Problem], *, depth: int) -> None:
+def _class_and_name(item: Any) -> tuple[str | None, str | None]:
+    if not isinstance(item, dict):
+        return None, None
+    cls = next((item[k] for k in ("className", "class", "ClassName") if isinstance(item.get(k), str)), None)
+    name = item.get("name") if isinstance(item.get("name"), str) and item.get("name").strip() else None
+    return cls, name
+
+
+def _check_instance_tree(ctx: CallContext, api, value: Any, fname: str, problems: list[Problem], *,
+                         depth: int) -> tuple[str, str, tuple] | None:
     """A tree of new instances (``{className, name?, properties?, children?: [...]}``, as
-    robloxstudio-mcp's ``create_ui_tree`` takes it): every node's class and properties."""
+    robloxstudio-mcp's ``create_ui_tree`` takes it): every node's class and properties.
+    Returns the tree as nested ``(name, class, children)`` (unnamed nodes named after their
+    class), or ``None`` when the root is not an object with a class."""
     if depth > 64:
         problems.append(Problem(M.INVALID_ARGUMENT, f"'{fname}' is nested more than 64 levels deep.", field=fname))
-        return
+        return None
     _check_new_instance(ctx, api, value, fname, problems)
+    cls, name = _class_and_name(value)
     kids = value.get("children") if isinstance(value, dict) else None
-    if kids is None:
-        return
-    if not isinstance(kids, list):
+    built: list[tuple[str, str, tuple]] = []
+    if kids is not None and not isinstance(kids, list):
         problems.append(Problem(M.INVALID_ARGUMENT, f"'{fname}.children' must be a list, got {_got(kids)}.",
                                 field=f"{fname}.children"))
-        return
-    for i, child in enumerate(kids[:500]):
-        _check_instance_tree(ctx, api, child, f"{fname}.children[{i}]", problems, depth=depth + 1)
+    elif kids is not None:
+        for i, child in enumerate(kids[:500]):
+            sub = _check_instance_tree(ctx, api, child, f"{fname}.children[{i}]", problems, depth=depth + 1)
+            if sub is not None:
+                built.append(sub)
+    return (name or cls, cls, tuple(built)) if cls is not None else None
+
+
+def _old_source(ctx: CallContext, target: _Target | None) -> str | None:
+    """The script's source before this call: what the batch (or proxy session) last gave it,
+    else its file on disk; ``None`` when there is none (a new script)."""
+    if target is None or target.node is None:
+        return None
+    if ctx.overlay is not None:
+        known = ctx.overlay.source_of(target.node)
+        if known is not None:
+            return known
+    if target.rel is None or ctx.root is None:
+        return None
+    try:
+        with open(os.path.join(ctx.root, target.rel), "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return None
+    from ..text import decode_source
+
+    return decode_source(data).text
 
 
 def _check_script_edit(ctx: CallContext, target: _Target | None, args: dict, fields: dict[str, str],
-                       problems: list[Problem]) -> None:
+                       problems: list[Problem]) -> str | None:
     """An edit of an existing script (``edit_old`` replaced by ``edit_new``, or ``edit_new``
-    inserted after line ``edit_line``), applied to the script's source on disk and linted:
-    findings on the edited lines, and syntax or structure errors the edit causes."""
-    if target is None or target.rel is None or ctx.root is None:
-        return
-    try:
-        with open(os.path.join(ctx.root, target.rel), "rb") as fh:
-            old_text = fh.read().decode("utf-8", errors="replace")
-    except OSError:
-        return
+    inserted after line ``edit_line``), applied to the script's source (:func:`_old_source`)
+    and linted: the findings the edit introduced (:func:`lint_change`).  Returns the edited
+    source, or ``None`` when the edit could not be applied."""
+    old_text = _old_source(ctx, target)
+    if old_text is None or target is None:
+        return None
     new_part = args.get(fields["edit_new"])
     if not isinstance(new_part, str):
-        return
+        return None
     if "edit_old" in fields:
         old_part = args.get(fields["edit_old"])
         if not isinstance(old_part, str) or not old_part:
-            return
+            return None
         at = old_text.find(old_part)
         if at < 0:
             problems.append(Problem(M.INVALID_ARGUMENT, f"The text of '{fields['edit_old']}' is not in {target.display}.",
                                     field=fields["edit_old"]))
-            return
+            return None
         new_text = old_text[:at] + new_part + old_text[at + len(old_part):]
     else:
         after = args.get(fields.get("edit_line", ""), None)
         lines = old_text.splitlines(keepends=True)
-        n = after if isinstance(after, int) and 0 <= after <= len(lines) else len(lines)
+        if isinstance(after, float) and after.is_integer():
+            after = int(after)
+        n = after if isinstance(after, int) and not isinstance(after, bool) and 0 <= after <= len(lines) else len(lines)
         if lines and n == len(lines) and not lines[-1].endswith("\n"):
             lines[-1] += "\n"
-        at = sum(len(x) for x in lines[:n])
         block = new_part if new_part.endswith("\n") else new_part + "\n"
         new_text = "".join(lines[:n]) + block + "".join(lines[n:])
-        new_part = block
-    first = new_text.count("\n", 0, at)
-    last = first + max(new_part.count("\n") - (1 if new_part.endswith("\n") else 0), 0)
-    before = {(f.rule, f.message) for f in lint_as(ctx.engine, old_text, target.node, target.rel, target.display,
-                                                   ctx.overlay, count=False)}
     fname = fields["edit_new"]
-    for f in lint_as(ctx.engine, new_text, target.node, target.rel, target.display, ctx.overlay):
-        on_edit = f.range.start.line <= last and f.range.end.line >= first
-        structural = f.rule in ("syntax_error", "unbalanced_bracket", "unclosed_block") and (f.rule, f.message) not in before
-        if not (on_edit or structural):
-            continue
+    for f in lint_change(ctx.engine, old_text, new_text, target.node, target.rel, target.display, ctx.overlay):
         sev = "error" if f.severity == Severity.ERROR else "warning"
         problems.append(Problem(f.rule, f"{target.display} line {f.range.start.line + 1}: {f.message}", field=fname,
                                 suggestions=tuple(f.suggestions), severity=sev, from_content=True))
+    return new_text
 
 
 # -- content ----------------------------------------------------------------------------------
-def _check_content(ctx: CallContext, content: Any, fname: str, target: _Target | None, problems: list[Problem]) -> None:
+def _check_content(ctx: CallContext, content: Any, fname: str, target: _Target | None, problems: list[Problem],
+                   *, replaces: bool = False) -> bool:
+    """Lint Luau ``content`` as the target script (``None``: code run on its own).  With
+    ``replaces`` (the content becomes an existing script's whole source) only what it
+    introduces over the old source counts.  Returns whether the content was checked."""
     if not isinstance(content, str):
         problems.append(Problem(M.INVALID_ARGUMENT, f"Field '{fname}' must be a string of Luau source, got {_got(content)}.",
                                 field=fname))
-        return
+        return False
     size = len(content.encode("utf-8", errors="surrogatepass"))
     if size > ctx.max_content_bytes:
         problems.append(Problem(M.INVALID_ARGUMENT, f"Field '{fname}' is {size:,} bytes, over the {ctx.max_content_bytes:,}-byte "
                                                     f"limit for one script; it was not checked. Split the script into "
                                                     f"modules.", field=fname))
-        return
+        return False
     node = target.node if target is not None else None
     rel = target.rel if target is not None else None
     shown = (target.display if target is not None else None) or "<content>"
-    findings = lint_as(ctx.engine, content, node, rel, shown, ctx.overlay)
+    old_text = _old_source(ctx, target) if replaces else None
+    findings = lint_change(ctx.engine, old_text, content, node, rel, shown, ctx.overlay)
     for f in findings:
         sev = "error" if f.severity == Severity.ERROR else "warning"
         problems.append(Problem(f.rule, f"Line {f.range.start.line + 1}: {f.message}", field=fname,
                                 suggestions=tuple(f.suggestions), severity=sev, range=f.range.to_json(),
                                 from_content=True))
+    return True
 
 
 def lint_as(engine, text: str, node: Instance | None, rel: str | None, shown: str, overlay: Overlay | None,
@@ -920,3 +1060,24 @@ def lint_as(engine, text: str, node: Instance | None, rel: str | None, shown: st
     finally:
         engine.stats.clear()
         engine.stats.update(saved)
+
+
+def lint_change(engine, old_text: str | None, new_text: str, node: Instance | None, rel: str | None, shown: str,
+                overlay: Overlay | None, *, changed: set[int] | None = None, count: bool = True) -> list:
+    """The findings ``new_text`` has that ``old_text`` did not (the rule "judge what the agent
+    wrote": :func:`luaguard.introduced.introduced_findings`, a line-insensitive key), both
+    linted as the script ``node`` (file ``rel``) in patch mode.  ``old_text`` ``None``: a new
+    file, every finding counts.  ``new_text`` sees ``overlay``'s view (instances and files
+    the same batch created); ``old_text`` the project as it is.  ``changed``: the 0-based
+    lines of ``new_text`` the change touched, when known (a diff's hunks).  With ``count``
+    the introduced findings are added to the engine's stats."""
+    from ..introduced import introduced_findings
+
+    found = lint_as(engine, new_text, node, rel, shown, overlay, count=False)
+    if old_text is not None and found:
+        before = lint_as(engine, old_text, node, rel, shown, None, count=False)
+        found = introduced_findings(before, old_text, found, new_text, changed=changed)
+    if count:
+        for f in found:
+            engine.stats[f.rule] += 1
+    return found

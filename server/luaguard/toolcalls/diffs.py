@@ -15,10 +15,12 @@ first file line that differs; the other hunks still apply.  Nothing is written t
 
 Reporting: every file the diff adds or changes is linted as a whole (patch mode, against
 a view of the index in which added files exist and deleted ones do not, so a new module
-is a valid ``require`` target).  Reported are the findings on changed lines (added lines,
-and the line where lines were removed), plus syntax and structure findings
-(``syntax_error``, ``unbalanced_bracket``, ``unclosed_block``) anywhere in the file unless
-the same finding was already there before the change.
+is a valid ``require`` target), and so is its text before the change; reported are the
+findings the change **introduced** (:mod:`luaguard.introduced`: a finding of the new text
+whose rule, message without line numbers and covered text the old text did not have as
+often).  A finding that was already there is never reported, wherever the change moved
+it; one the change causes elsewhere in the file (a removed declaration, an unclosed
+block) is.  An added file has no old text: every finding counts.
 """
 
 from __future__ import annotations
@@ -31,11 +33,11 @@ from pathlib import Path
 from ..findings import Finding, Position, Range, Severity
 from ..text import decode_source
 from . import model as M
-from .calls import lint_as
+from ..introduced import changed_lines
+from .calls import lint_as, lint_change
 from .overlay import DirMap, Overlay
 from .paths import PathError, parse_path
 
-STRUCTURAL_RULES = frozenset({"syntax_error", "unbalanced_bracket", "unclosed_block"})
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(.*)$")
 
 
@@ -314,6 +316,19 @@ def _read(engine, rel: str) -> str | None:
     return decode_source(data).text
 
 
+@dataclass(frozen=True, slots=True)
+class TextChange:
+    """One file's change given as texts (an agent's ``Write``/``Edit`` applied in memory):
+    ``old_path``/``new_path`` as the agent named them (root-relative, absolute inside the
+    root, or an instance path; ``None`` for a file that did not exist / is deleted);
+    ``old_text`` ``None`` means "read it from disk"."""
+
+    old_path: str | None
+    new_path: str | None
+    new_text: str | None
+    old_text: str | None = None
+
+
 def check_diff(engine, diff_text: str, default_path: str | None = None, dirmap: DirMap | None = None) -> DiffReport:
     """Apply ``diff_text`` in memory to the project of ``engine`` and lint the result
     (see the module docstring).  ``default_path`` (root-relative, absolute inside the
@@ -327,86 +342,114 @@ def check_diff(engine, diff_text: str, default_path: str | None = None, dirmap: 
             return report
     patches, probs = parse_unified_diff(diff_text, default_rel)
     report.problems.extend(probs)
-    project = engine.project
-    overlay = Overlay(project, dirmap) if project is not None else None
-    todo: list[tuple[str, str, str, str | None, set[int], list[int]]] = []
+    todo: list[_Pending] = []
     for fp in patches:
         old_raw, new_raw = fp.old_path, fp.new_path
         if old_raw is None and new_raw is None:
             report.problems.append(_problem(M.INVALID_DIFF, f"Diff line {fp.diff_line}: both sides are /dev/null.", None,
                                             fp.diff_line - 1))
             continue
-        old_rel = _resolve_file(engine, old_raw, report.problems) if old_raw is not None else None
-        if new_raw is not None and new_raw == old_raw:
-            new_rel = old_rel
-        else:
-            new_rel = _resolve_file(engine, new_raw, report.problems) if new_raw is not None else None
-        if (old_raw is not None and old_rel is None) or (new_raw is not None and new_rel is None):
+        sides = _sides(engine, old_raw, new_raw, report)
+        if sides is None:
             continue
-        if old_rel is None:  # added file
-            existing = _read(engine, new_rel) if new_rel else None
-            if existing is not None:
-                report.problems.append(_problem(M.INVALID_DIFF, f"The diff creates {new_rel}, which already exists.", new_rel))
-                continue
-            old_text = ""
-        else:
-            old_text = _read(engine, old_rel)
-            if old_text is None:
-                known = project is not None and old_rel in project.file_instances
-                why = "cannot be read" if known else "does not exist in the project"
-                report.problems.append(_problem(M.UNKNOWN_PATH, f"The diff changes {old_rel}, which {why}.", old_rel))
-                continue
+        old_rel, new_rel, old_text = sides
         shown = new_rel or old_rel
-        new_text, changed, line_map, hunk_probs = apply_hunks(old_text, fp, shown)
+        new_text, changed, _line_map, hunk_probs = apply_hunks(old_text if old_text is not None else "", fp, shown)
         report.problems.extend(hunk_probs)
-        if new_rel is None:
-            report.files.append(FileResult(old_rel, "deleted"))
-            if overlay is not None:
-                for node in overlay.instances_for_file(old_rel):
-                    overlay.delete(node)
-            continue
-        status = "added" if old_rel is None else "modified"
-        if overlay is not None and old_rel is not None and old_rel != new_rel:  # rename
-            for node in overlay.instances_for_file(old_rel):
-                overlay.delete(node)
-            status = "added"
-        if overlay is not None and status == "added" and not overlay.instances_for_file(new_rel):
-            overlay.place_file(new_rel)
-        todo.append((new_rel, status, new_text, old_text if status == "modified" else None, changed, line_map))
-    for rel, status, new_text, old_text, changed, line_map in todo:
-        if not rel.endswith((".luau", ".lua")):
-            report.files.append(FileResult(rel, status, [], new_text, frozenset(changed)))
-            continue
-        node = overlay.instances_for_file(rel)[0] if overlay is not None and overlay.instances_for_file(rel) else None
-        findings = lint_as(engine, new_text, node, rel, rel, overlay, count=False)
-        kept = _changed_findings(engine, findings, changed, old_text, line_map, rel, node)
-        for f in kept:
-            engine.stats[f.rule] += 1
-        report.files.append(FileResult(rel, status, kept, new_text, frozenset(changed)))
-    for p in report.problems:
-        engine.stats[p.rule] += 1
+        todo.append(_Pending(old_rel, new_rel, old_text, new_text if new_rel is not None else None, changed))
+    _judge(engine, todo, report, dirmap)
     return report
 
 
-def _changed_findings(engine, findings: list[Finding], changed: set[int], old_text: str | None,
-                      line_map: list[int], rel: str, node) -> list[Finding]:
-    kept = [f for f in findings if _touches(f, changed)]
-    structural = [f for f in findings if f.rule in STRUCTURAL_RULES and f not in kept]
-    if not structural:
-        return kept
-    before: set[tuple[str, int]] = set()
-    if old_text is not None:
-        for f in lint_as(engine, old_text, node, rel, rel, None, count=False):
-            if f.rule in STRUCTURAL_RULES:
-                line = f.range.start.line
-                mapped = line_map[line] if 0 <= line < len(line_map) else -1
-                before.add((f.rule, mapped))
-    extra = [f for f in structural if (f.rule, f.range.start.line) not in before]
-    return sorted(kept + extra, key=lambda f: (f.range.start.line, f.range.start.character, f.rule))
+def check_changes(engine, changes: list[TextChange], dirmap: DirMap | None = None) -> DiffReport:
+    """Like :func:`check_diff` for changes given as whole texts (what an agent's file tools
+    produce): each file is judged on what the change introduces; a file that did not
+    exist is judged whole.  Never raises."""
+    report = DiffReport()
+    todo: list[_Pending] = []
+    for ch in changes:
+        if ch.old_path is None and ch.new_path is None:
+            continue
+        sides = _sides(engine, ch.old_path, ch.new_path, report, given_old=ch.old_text, diff=False)
+        if sides is None:
+            continue
+        old_rel, new_rel, old_text = sides
+        todo.append(_Pending(old_rel, new_rel, old_text, ch.new_text if new_rel is not None else None, None))
+    _judge(engine, todo, report, dirmap)
+    return report
 
 
-def _touches(f: Finding, changed: set[int]) -> bool:
-    return any(line in changed for line in range(f.range.start.line, f.range.end.line + 1))
+@dataclass(slots=True)
+class _Pending:
+    old_rel: str | None
+    new_rel: str | None
+    old_text: str | None      # None: the file did not exist
+    new_text: str | None      # None: the file is deleted
+    changed: set[int] | None  # changed lines of new_text when a diff says so
+
+
+def _sides(engine, old_raw: str | None, new_raw: str | None, report: DiffReport,
+           given_old: str | None = None, diff: bool = True) -> tuple[str | None, str | None, str | None] | None:
+    """``(old_rel, new_rel, old_text)`` of one file change, or ``None`` after a problem.
+    ``diff``: a diff that adds an existing file is a problem (a caller giving texts knows
+    better: the file may be on disk already, written by the change)."""
+    project = engine.project
+    old_rel = _resolve_file(engine, old_raw, report.problems) if old_raw is not None else None
+    if new_raw is not None and new_raw == old_raw:
+        new_rel = old_rel
+    else:
+        new_rel = _resolve_file(engine, new_raw, report.problems) if new_raw is not None else None
+    if (old_raw is not None and old_rel is None) or (new_raw is not None and new_rel is None):
+        return None
+    if old_rel is None:  # added file
+        existing = _read(engine, new_rel) if new_rel and diff else None
+        if existing is not None:
+            report.problems.append(_problem(M.INVALID_DIFF, f"The diff creates {new_rel}, which already exists.", new_rel))
+            return None
+        return None, new_rel, None
+    old_text = given_old if given_old is not None else _read(engine, old_rel)
+    if old_text is None:
+        known = project is not None and old_rel in project.file_instances
+        why = "cannot be read" if known else "does not exist in the project"
+        report.problems.append(_problem(M.UNKNOWN_PATH, f"The diff changes {old_rel}, which {why}.", old_rel))
+        return None
+    return old_rel, new_rel, old_text
+
+
+def _judge(engine, todo: list[_Pending], report: DiffReport, dirmap: DirMap | None) -> None:
+    """Place added/renamed files in an overlay, drop deleted ones, then lint every changed
+    Luau file and keep what the change introduced (:func:`~.calls.lint_change`)."""
+    project = engine.project
+    overlay = Overlay(project, dirmap) if project is not None else None
+    lint: list[tuple[_Pending, str]] = []
+    for p in todo:
+        if p.new_text is None or p.new_rel is None:
+            report.files.append(FileResult(p.old_rel or "", "deleted"))
+            if overlay is not None and p.old_rel is not None:
+                for node in overlay.instances_for_file(p.old_rel):
+                    overlay.delete(node)
+            continue
+        status = "added" if p.old_rel is None else "modified"
+        if overlay is not None and p.old_rel is not None and p.old_rel != p.new_rel:  # rename
+            for node in overlay.instances_for_file(p.old_rel):
+                overlay.delete(node)
+            status = "added"
+        if overlay is not None and status == "added" and not overlay.instances_for_file(p.new_rel):
+            overlay.place_file(p.new_rel)
+        lint.append((p, status))
+    for p, status in lint:
+        rel, new_text = p.new_rel, p.new_text
+        changed = p.changed if p.changed is not None else changed_lines(p.old_text or "", new_text)
+        if not rel.endswith((".luau", ".lua")):
+            report.files.append(FileResult(rel, status, [], new_text, frozenset(changed)))
+            continue
+        nodes = overlay.instances_for_file(rel) if overlay is not None else []
+        node = nodes[0] if nodes else None
+        # a renamed file is judged against its old text too: the move itself adds nothing
+        kept = lint_change(engine, p.old_text, new_text, node, rel, rel, overlay, changed=set(changed))
+        report.files.append(FileResult(rel, status, kept, new_text, frozenset(changed)))
+    for pr in report.problems:
+        engine.stats[pr.rule] += 1
 
 
 def check_content(engine, path: str, content: str, dirmap: DirMap | None = None) -> DiffReport:

@@ -63,8 +63,17 @@ def feedback_for(result: CallResult) -> str:
     return _clip(head, MAX_CHARS)
 
 
-def patch_feedback(path: str, errors: list[Problem], warnings: list[Problem]) -> str:
-    """Feedback for a patch or diff (``validate_patch``)."""
+def patch_feedback(path: str, errors: list[Problem], warnings: list[Problem], *, written: bool = False) -> str:
+    """Feedback for a patch or diff (``validate_patch``); ``written``: the change is already
+    on disk (an agent's post-tool-use hook), so the model is asked for a follow-up edit."""
+    if written:
+        items = [*errors, *warnings]
+        if not items:
+            return f"The change to {path} passed every check."
+        head = (f"luaguard checked the change just written to {path}; it introduced "
+                f"{len(items)} problem{'s' if len(items) != 1 else ''} (what was there before is not counted). "
+                f"The file is written; correct it with another edit unless this is intended: ")
+        return _clip(head + _join(items, MAX_CHARS - len(head)), MAX_CHARS)
     if errors:
         head = f"Your change to {path} was rejected. Fix {'this' if len(errors) == 1 else 'these'} and send it again: "
         return _clip(head + _join(errors, MAX_CHARS - len(head)), MAX_CHARS)

@@ -124,6 +124,9 @@ class CallResult:
     errors: list[Problem] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
     feedback: str = ""
+    #: what the call does to the instance tree (:class:`~.calls.Effect`), when the
+    #: context defers effects (an MCP proxy applies them once the upstream did the call)
+    effects: list = field(default_factory=list)
 
     @property
     def valid(self) -> bool:

@@ -109,6 +109,9 @@ class Overlay:
         self._keep: list[Instance] = []                            # keeps owned ids alive
         self._deleted: set[int] = set()
         self._dirs: dict[str, Instance] = {}
+        #: id(node) -> the script source this overlay last gave it (an MCP proxy session
+        #: remembers what it forwarded, so the next edit is judged against it)
+        self.sources: dict[int, str] = {}
 
     # -- lookups -----------------------------------------------------------------------
     def current(self, node: Instance) -> Instance:
@@ -153,6 +156,23 @@ class Overlay:
     def synced_dirs(self) -> list[tuple[str, Instance]]:
         """``(directory, instance)`` pairs of the base index (for messages)."""
         return self.dirmap.items(self.base)
+
+    def _source_key(self, node: Instance) -> int:
+        real = self._origin.get(id(node))
+        return id(real if real is not None else node)
+
+    def source_of(self, node: Instance) -> str | None:
+        """The source this overlay last gave the script ``node`` (``None``: none)."""
+        return self.sources.get(self._source_key(node))
+
+    def set_source(self, node: Instance, text: str | None) -> None:
+        """Remember ``text`` as ``node``'s source (``None`` forgets it)."""
+        key = self._source_key(node)
+        if text is None:
+            self.sources.pop(key, None)
+        else:
+            self.sources[key] = text
+            self._keep.append(node)
 
     # -- changes -----------------------------------------------------------------------
     def _is_owned(self, node: Instance) -> bool:
@@ -227,6 +247,20 @@ class Overlay:
 
     def delete(self, node: Instance) -> None:
         """Remove ``node`` (and so its subtree) from the view; its files stop mapping."""
+        node = self._detach(node)
+        self._deleted.add(id(node))
+        real = self._origin.get(id(node))
+        if real is not None:
+            self._deleted.add(id(real))
+        self._keep.append(node)
+        for n in (node, *node.descendants()):
+            for fp in n.file_paths:
+                self.files[fp] = []
+        self.changed = True
+
+    def _detach(self, node: Instance) -> Instance:
+        """Take the live ``node`` out of its parent's children in the view (no deletion
+        mark); returns the node as the view holds it."""
         node = self.current(node)
         parent = node.parent
         if parent is not None:
@@ -239,15 +273,51 @@ class Overlay:
                         break
             else:
                 wp.duplicates = [d for d in wp.duplicates if d is not node]
-        self._deleted.add(id(node))
-        real = self._origin.get(id(node))
-        if real is not None:
-            self._deleted.add(id(real))
-        self._keep.append(node)
-        for n in (node, *node.descendants()):
-            for fp in n.file_paths:
-                self.files[fp] = []
+        return node
+
+    def rename(self, node: Instance, new_name: str) -> Instance:
+        """Give ``node`` the name ``new_name`` in the view (Roblox ``Instance.Name``); its
+        subtree follows.  Returns the renamed node."""
+        w = self.writable(node)
+        parent = w.parent
+        self._detach(w)
+        w.name = new_name
+        if parent is not None:
+            self.writable(parent).add_child(w)
         self.changed = True
+        return w
+
+    def move(self, node: Instance, new_parent: Instance) -> Instance:
+        """Re-parent ``node`` under ``new_parent`` in the view (Roblox ``Instance.Parent``).
+        Moved descendants keep their real ``parent`` links (a ``.Parent`` walk from them sees
+        the old place: conservative); lookups from the root find them at the new place."""
+        w = self.writable(node)
+        self._detach(w)
+        self.writable(new_parent).add_child(w)
+        self.changed = True
+        return w
+
+    def copy(self, node: Instance, new_parent: Instance, *, limit: int = 10_000) -> Instance:
+        """Add a copy of ``node``'s subtree (names and classes, no files) under
+        ``new_parent`` (Roblox ``Instance:Clone()`` then ``.Parent =``); at most ``limit``
+        nodes are copied."""
+        src = self.current(node)
+        top = self.create(new_parent, src.name, src.class_name)
+        top.class_guessed = src.class_guessed
+        budget = [limit - 1]
+
+        def walk(a: Instance, b: Instance) -> None:
+            for child in a.all_children():
+                if budget[0] <= 0 or not self.is_live(child):
+                    return
+                budget[0] -= 1
+                c = Instance(child.name, child.class_name, class_guessed=child.class_guessed)
+                b.add_child(c)
+                self._own(c)
+                walk(child, c)
+
+        walk(src, top)
+        return top
 
     def place_file(self, rel: str) -> tuple[Instance | None, str | None]:
         """Create the instance for a new script file ``rel`` (Rojo's default rules).

@@ -32,8 +32,18 @@ new instance's class or the instance's), ``object_list`` (a list of new instance
 parent, properties), ``instance_tree`` (a new instance with ``children``, recursively),
 ``edit_old``/``edit_new``/``edit_line`` (an edit of the script the ``script_path`` names:
 replace ``edit_old`` by ``edit_new``, or insert ``edit_new`` after line ``edit_line``; the
-edited source is linted).  Effects (for plan simulation): ``create_instance``,
-``create_script``, ``delete``.  A user tool without annotations that has a built-in's
+edited source is linted), ``new_name`` (the instance's new name).  Effects (what later
+calls of a plan, a sequence or an MCP proxy session see): ``create_instance`` (the new
+instance of ``class_name``/``instance_name`` under ``parent_path``; without a name it is
+named after its class, as ``Instance.new`` does), ``create_script``, ``delete``, ``rename``
+(``instance_path`` gets ``new_name``), ``move`` (``instance_path`` goes under
+``parent_path``), ``clone`` (a copy of ``instance_path``'s subtree under ``parent_path``),
+``edit_source`` (the script's source changes in a way luaguard does not model),
+``adds_children`` (instances luaguard cannot name are added under ``parent_path``, or beside
+``instance_path``: that node is open from then on - an inserted asset, a duplicate).  The
+items of an ``object_list`` and the nodes of an ``instance_tree`` are always created;
+``set_property`` of ``Name`` or ``Parent`` renames or moves; ``luau`` content and edits
+of a ``script_path`` become that script's source.  A user tool without annotations that has a built-in's
 name inherits that built-in's roles for properties of the same name; otherwise
 ``instancePath`` is an ``instance_path``, ``path``/``filePath``/``scriptPath`` a ``path``
 and ``className`` a ``known_class``.
@@ -48,17 +58,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-import jsonschema
-import referencing
-import referencing.exceptions
-from jsonschema.exceptions import SchemaError
+# jsonschema and referencing are imported when a tool is first compiled (a hook process
+# that judges a file edit never needs them: tens of milliseconds of start-up saved)
 
 ROLES = frozenset({
     "script_path", "new_script_path", "instance_path", "parent_path", "path", "class_name",
     "known_class", "instance_name", "property", "property_value", "luau", "script_class",
-    "properties", "object_list", "instance_tree", "edit_old", "edit_new", "edit_line",
+    "properties", "object_list", "instance_tree", "edit_old", "edit_new", "edit_line", "new_name",
 })
-EFFECTS = frozenset({"create_instance", "create_script", "delete"})
+EFFECTS = frozenset({"create_instance", "create_script", "delete", "rename", "move", "clone", "edit_source",
+                     "adds_children"})
 SCRIPT_CLASSES = ("Script", "LocalScript", "ModuleScript")
 
 
@@ -198,23 +207,38 @@ def _validator_for(schema: dict[str, Any]):
     schema itself (an empty ``referencing`` registry; jsonschema's automatic retrieval
     of ``file://`` and ``http://`` references is off).  An unresolvable reference is a
     :class:`SchemaError`-like ``ValueError`` raised here, not at validation time."""
+    import jsonschema
+
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     cls.check_schema(schema)
-    validator = cls(schema, registry=_NO_RETRIEVAL)
+    validator = cls(schema, registry=_no_retrieval_registry())
     _check_refs(validator, schema)
     return validator
 
 
 def _no_retrieval(uri: str):
+    import referencing.exceptions
+
     raise referencing.exceptions.NoSuchResource(ref=uri)
 
 
-_NO_RETRIEVAL = referencing.Registry(retrieve=_no_retrieval)
+_REGISTRY: list = []
+
+
+def _no_retrieval_registry():
+    if not _REGISTRY:
+        import referencing
+
+        _REGISTRY.append(referencing.Registry(retrieve=_no_retrieval))
+    return _REGISTRY[0]
 
 
 def _check_refs(validator, schema: Any) -> None:
     """Resolve every ``$ref`` once, so a reference to anything outside the schema is
     refused when the tool is loaded."""
+    import referencing.exceptions
+    from jsonschema.exceptions import SchemaError
+
     stack = [schema]
     while stack:
         node = stack.pop()
@@ -259,6 +283,8 @@ def make_tool(definition: dict[str, Any], source: str, builtin: dict[str, ToolSp
         schema = {"type": "object"}
     if not isinstance(schema, dict):
         raise ValueError(f"tool {name!r}: the parameters schema must be an object, got {type(schema).__name__}")
+    from jsonschema.exceptions import SchemaError
+
     try:
         validator = _validator_for(schema)
     except SchemaError as exc:

@@ -13,6 +13,7 @@ def all_checks() -> list:
 
     from .deprecated_api import DeprecatedApiCheck
     from .instance_paths import InstancePathCheck
+    from .restricted_api import RestrictedApiCheck
     from .undefined_variable import UndefinedVariableCheck
     from .unknown_class import UnknownClassCheck
     from .unknown_member import UnknownMemberCheck
@@ -20,6 +21,7 @@ def all_checks() -> list:
     return [
         LexicalCheck(), StructureCheck(), SyntaxCheck(), PlaceholderCheck(), InstancePathCheck(),
         UndefinedVariableCheck(), UnknownClassCheck(), UnknownMemberCheck(), DeprecatedApiCheck(),
+        RestrictedApiCheck(),
     ]
 
 

@@ -464,6 +464,8 @@ def _roblox_version(dump_path: Path) -> str | None:
 
 def provenance_for(dump_path: Path, dump_raw: bytes, source_path: Path | None, source: dict | None,
                    source_raw: bytes | None) -> dict:
+    """The shipped file's ``provenance``: the script, the dump's name, SHA-256 and Roblox
+    version, and (when given) the API source's name, SHA-256 and upstream."""
     prov: dict = {
         "generated_by": "scripts/build_api_data.py",
         "dump": {"file": dump_path.name, "sha256": hashlib.sha256(dump_raw).hexdigest(),

@@ -35,6 +35,9 @@ _WHO = {
 
 
 class RestrictedApiCheck:
+    """Reports reads and calls of members above the code's security level (see the module
+    docstring)."""
+
     rules = {RULE: Severity.WARNING}
 
     def check(self, ctx: CheckContext) -> list[Finding]:

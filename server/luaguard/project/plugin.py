@@ -49,6 +49,7 @@ def is_plugin_project(project, setting: bool | None = None) -> bool:
 
 
 def _plugin_file(name: str) -> bool:
+    """Is ``name`` a Rojo project file named for a plugin (rule 2)?"""
     for suffix in (".project.jsonc", ".project.json"):
         if name.endswith(suffix):
             return bool(PLUGIN_NAME.search(name[: -len(suffix)]))

@@ -397,7 +397,10 @@ def build_cases(root: Path, engine: Engine, rng: random.Random, per_kind: int) -
                                                       _insert_line(text, line, f'local {var} = Instance.new("{bad}")'),
                                                       line=line, expect=cls if bad not in INVENTED_CLASSES else None,
                                                       note=f"{cls} -> {bad}"))
+            # properties a game script may use (the API data also lists members only Roblox's
+            # own scripts may touch: an assistant's typo of those is not what this measures)
             props = sorted(n for n, m in api.members(cls).items() if getattr(m, "kind", "") == "Property"
+                           and (not hasattr(m, "usable") or m.usable())
                            and is_identifier(n) and not getattr(m, "deprecated", False) and n not in ("Name", "Parent"))
             if not props:
                 continue

@@ -27,14 +27,23 @@ Printed, for the valid files:
 * (e) with ``--mutants N``: N mutated copies of valid files (half with one ``)``/``]``/
   ``}``/``end``/``until`` deleted, half with one token deleted, duplicated or swapped,
   seeded): agreement with the compiler on "has a syntax error" and on the first error's
-  line.
+  line;
+* (f) with ``--typo-mutants N``: N copies of valid files with one name misspelt (a letter
+  dropped, two swapped, one doubled, the first letter's case flipped), at sites where the
+  original name is a real one luaguard resolves: a member of a value of known class
+  (``part.Anchored``, ``remote:FireServer``), a service (``GetService("Players")``), a
+  child of a project node after ``script``/``game`` chains (``script.Parent.Config``,
+  ``:WaitForChild("Remotes")``).  A mutant is *flagged* when the mutated file has a new
+  ``unknown_member`` / ``unknown_service`` / ``unknown_instance`` /
+  ``likely_unknown_instance`` finding on the misspelt name; printed per site kind: flagged,
+  flagged at error, and the best suggestion equal to the original name.
 
 Never crashes on a file: an exception inside luaguard is counted and listed as such.
 Usage::
 
     python bench/corpus/unpack.py
     python bench/real_code.py --compiler /path/to/luau-compile [--guard] [--mutants 2000] \\
-        [--tokenizers default,byte_level,metaspace] [--jobs 2] [--repos NAME,...] [--limit N]
+        [--typo-mutants 2000] [--tokenizers default,byte_level,metaspace] [--jobs 2] [--repos NAME,...] [--limit N]
 """
 
 from __future__ import annotations
@@ -251,6 +260,148 @@ def mutants(valid: list[Path], compiler: str, n: int, seed: int) -> dict:
     return {"total": total, "agree_has": agree_has, "both": both, "agree_line": agree_line, "shown": shown}
 
 
+# -- typo mutants ---------------------------------------------------------------------------------
+TYPO_RULES = {"unknown_member", "unknown_service", "unknown_instance", "likely_unknown_instance"}
+_CHILD_CALLS = ("WaitForChild", "FindFirstChild")
+
+
+def typo_sites(path: Path, text: str) -> tuple[bool, list[tuple[str, int, int, str, frozenset]]]:
+    """Whether the file is in its project's DataModel, and ``(kind, start, end, name,
+    taken)`` of the names in ``text`` a typo can be made in: the name's offsets (inside the
+    quotes for a string argument), its site kind (``member``, ``service``,
+    ``script_path``, ``child_call``, ``path``) and the names that are valid there (a
+    mutant that spells one of them is no typo: ``getService`` is a deprecated alias)."""
+    from luaguard.checks.resolve import resolver_for
+    from luaguard.luau import ast as A
+
+    eng = engine_for(path)
+    ctx = eng.make_context(text, path)
+    resolver = resolver_for(ctx)
+    if resolver is None or resolver.api is None:
+        return ctx.in_datamodel, []
+    api = resolver.api
+    out = []
+
+    def taken(cls, nodes=()) -> frozenset:
+        names = set(api.members(cls)) if cls else set()
+        for n in nodes:
+            names.update(c.name for c in n.all_children())
+        return frozenset(names)
+
+    def root_is_script(expr) -> bool:
+        while type(expr) in (A.ExprIndexName, A.ExprCall, A.ExprIndexExpr):
+            expr = expr.func.obj if type(expr) is A.ExprCall and expr.is_method else (
+                expr.func if type(expr) is A.ExprCall else expr.obj)
+        return type(expr) is A.ExprGlobal and expr.name == "script"
+
+    for node in ctx.ast.lookups:
+        if type(node) is A.ExprIndexName and node.op == ".":
+            base = resolver.value(node.obj)
+            name = node.name
+            if not name.isidentifier() or len(name) < 3:
+                continue
+            if base.nodes:
+                member = api.member(base.class_name, name) if base.class_name else None
+                if member is not None:
+                    if member.usable(True) and not member.deprecated and name not in ("Parent",):
+                        out.append(("member", node.name_start, node.name_end, name, taken(base.class_name, base.nodes)))
+                elif all(n.child(name) is not None for n in base.nodes):
+                    kind = "script_path" if root_is_script(node.obj) else "path"
+                    out.append((kind, node.name_start, node.name_end, name, taken(base.class_name, base.nodes)))
+            elif base.class_name is not None and not base.bound:
+                member = api.member(base.class_name, name)
+                if member is not None and member.usable(True) and not member.deprecated:
+                    out.append(("member", node.name_start, node.name_end, name, taken(base.class_name)))
+        elif type(node) is A.ExprCall and node.is_method:
+            base = resolver.value(node.func.obj)
+            method = node.method
+            if base.class_name is not None and len(method) >= 3:
+                member = api.member(base.class_name, method)
+                if member is not None and member.usable(True) and not member.deprecated:
+                    out.append(("member", node.func.name_start, node.func.name_end, method,
+                                taken(base.class_name, base.nodes)))
+            arg = node.args[0] if node.args else None
+            if type(arg) is not A.ExprString or arg.value is None or len(arg.value) < 3 or arg.quote not in "\"'":
+                continue
+            if method == "GetService" and api.is_service(arg.value) and base.class_name == "DataModel":
+                out.append(("service", arg.start + 1, arg.end - 1, arg.value, frozenset(api.services)))
+            elif method in _CHILD_CALLS and base.nodes and len(node.args) == 1 and all(
+                    n.child(arg.value) is not None for n in base.nodes):
+                out.append(("child_call", arg.start + 1, arg.end - 1, arg.value, taken(None, base.nodes)))
+    return ctx.in_datamodel, out
+
+
+def _typo(name: str, rng: random.Random) -> str | None:
+    kind = rng.choice(("drop", "swap", "double", "case"))
+    if kind == "drop":
+        i = rng.randrange(1, len(name))
+        new = name[:i] + name[i + 1:]
+    elif kind == "swap":
+        pairs = [j for j in range(len(name) - 1) if name[j] != name[j + 1]]
+        if not pairs:
+            return None
+        j = rng.choice(pairs)
+        new = name[:j] + name[j + 1] + name[j] + name[j + 2:]
+    elif kind == "double":
+        k = rng.randrange(1, len(name))
+        new = name[:k] + name[k] + name[k:]
+    else:
+        new = name[0].swapcase() + name[1:]
+    return new if new != name else None
+
+
+def typo_mutants(valid: list[Path], n: int, seed: int, show: int) -> dict:
+    """(f): ``n`` one-name typos in valid files, per site kind (see the module docstring)."""
+    rng = random.Random(seed)
+    per: dict[str, Counter] = defaultdict(Counter)
+    shown: list[str] = []
+    sites_cache: dict[Path, list] = {}
+    order = list(valid)
+    rng.shuffle(order)
+    tries = 0
+    total = 0
+    while total < n and tries < n * 20 and order:
+        tries += 1
+        path = order[tries % len(order)]
+        text = path.read_bytes().decode("utf-8", "replace")
+        got = sites_cache.get(path)
+        if got is None:
+            try:
+                got = sites_cache[path] = typo_sites(path, text)
+            except Exception:  # noqa: BLE001 - a bench never stops on one file
+                got = sites_cache[path] = (False, [])
+        in_dm, sites = got
+        if not sites:
+            continue
+        kind, start, end, name, valid_names = rng.choice(sites)
+        new = _typo(name, rng)
+        if new is None or new in valid_names:
+            continue
+        mutated = text[:start] + new + text[end:]
+        eng = engine_for(path)
+        before = {(f.rule, f.start) for f in eng.lint_text(text, path, count=False) if f.rule in TYPO_RULES}
+        found = [f for f in eng.lint_text(mutated, path, count=False)
+                 if f.rule in TYPO_RULES and (f.rule, f.start) not in before
+                 and f.start <= start + len(new) and f.end >= start]
+        total += 1
+        c = per[kind]
+        c["n"] += 1
+        c["n_dm"] += in_dm
+        if found:
+            c["flagged"] += 1
+            err = any(f.severity.label == "error" for f in found)
+            c["error"] += err
+            c["error_dm"] += err and in_dm
+            best = next((f for f in found if f.suggestions), None)
+            c["with_suggestion"] += best is not None
+            c["top1"] += best is not None and best.suggestions[0] == name
+            if best is not None and best.suggestions[0] != name and len(shown) < show:
+                shown.append(f"{path}: {kind} {name!r} -> {new!r}: best {best.suggestions[0]!r} ({best.rule})")
+        elif len(shown) < show:
+            shown.append(f"{path}: {kind} {name!r} -> {new!r}: not flagged")
+    return {"per": {k: dict(v) for k, v in per.items()}, "shown": shown}
+
+
 # -- main ----------------------------------------------------------------------------------------
 def _pct(a: int, b: int) -> str:
     return f"{a}/{b} = {100.0 * a / b:.2f}%" if b else f"{a}/0"
@@ -267,6 +418,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mask-every", type=int, default=8,
                     help="check the mask at every N-th token of the replay (0: never)")
     ap.add_argument("--mutants", type=int, default=0, help="mutated copies for (e)")
+    ap.add_argument("--typo-mutants", type=int, default=0, help="one-name typos for (f)")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
     ap.add_argument("--show", type=int, default=12, help="list this many files per problem")
@@ -372,6 +524,26 @@ def main(argv: list[str] | None = None) -> int:
         for line in res["shown"]:
             print(f"  {line}")
         summary["mutants"] = {k: v for k, v in res.items() if k != "shown"}
+
+    # (f) --------------------------------------------------------------------------------------
+    if args.typo_mutants:
+        t0 = time.perf_counter()
+        res = typo_mutants(sorted(valid), args.typo_mutants, args.seed, args.show)
+        per = res["per"]
+        tot: Counter = Counter()
+        for c in per.values():
+            tot.update(c)
+        print(f"(f) typo mutants: {tot['n']} ({time.perf_counter() - t0:.0f} s); flagged / at error (all files; "
+              f"files in the DataModel: elsewhere Roblox API findings are warnings) / best suggestion = the "
+              f"original (of those flagged):")
+        for kind in sorted(per) + ["all"]:
+            c = per[kind] if kind != "all" else tot
+            print(f"  {kind:12s} n={c.get('n', 0):5d}  flagged {_pct(c.get('flagged', 0), c.get('n', 0))}  "
+                  f"at error {_pct(c.get('error', 0), c.get('n', 0))}; in the DataModel "
+                  f"{_pct(c.get('error_dm', 0), c.get('n_dm', 0))}  top-1 {_pct(c.get('top1', 0), c.get('flagged', 0))}")
+        for line in res["shown"]:
+            print(f"  {line}")
+        summary["typo_mutants"] = per
 
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "real_code.json").write_text(json.dumps(summary, indent=2, default=dict))

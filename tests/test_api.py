@@ -129,9 +129,48 @@ def test_datatype_members(api: RobloxApi) -> None:
 
 
 def test_provenance_recorded(api: RobloxApi) -> None:
-    up = api.provenance["upstream"]
+    prov = api.provenance
+    assert prov["dump"]["file"] == "Full-API-Dump.json"
+    assert len(prov["dump"]["sha256"]) == 64 and prov["dump"]["roblox_version"].startswith("0.")
+    up = prov["source"]["upstream"]
     assert "rbx_dom_database" in up and "luau_lsp_global_types" in up
-    assert len(api.provenance["derived_from_sha256"]) == 64
+
+
+def test_members_from_the_dump_carry_security_and_returns(api: RobloxApi) -> None:
+    gods = api.member("DataStoreService", "GetOrderedDataStore")
+    assert gods.returns == "OrderedDataStore" and gods.security == "None"
+    assert gods.signature == "(name: string, scope: string?): OrderedDataStore"
+    assert api.member("Workspace", "FindFirstChild").returns == "Instance"
+    # a member only Roblox's own scripts may use, and one only plugins may use
+    core = next(m for m in api.members("Players").values() if m.security == "RobloxScriptSecurity")
+    assert not core.usable() and not core.usable(plugin=True)
+    plug = api.member("Players", "SetChatStyle")
+    assert plug.security == "PluginSecurity" and not plug.usable() and plug.usable(plugin=True)
+    assert api.member("Part", "Anchored").usable()
+    # a property readable by anyone but written by plugins only
+    split = next(m for c in ("Script", "ModuleScript") for m in api.members(c).values()
+                 if m.security == "None/PluginSecurity")
+    assert split.read_security == "None" and split.write_security == "PluginSecurity"
+
+
+def test_legacy_enum_names_and_deprecated_items(api: RobloxApi) -> None:
+    assert api.enum_legacy("RaycastFilterType", "Whitelist") == "Include"
+    assert api.enum_legacy("RaycastFilterType", "Blacklist") == "Exclude"
+    assert api.enum_legacy("KeyCode", "Unknown") == "None"
+    assert api.enum_legacy("Font", "GothamSemibold") == "GothamMedium"
+    assert api.enum_legacy("KeyCode", "W") is None
+    assert "Whitelist" not in api.enum_items("RaycastFilterType")  # never suggested
+    assert api.enum_item_deprecated("KeyCode", "World0")
+    assert not api.enum_item_deprecated("KeyCode", "W")
+
+
+def test_subclasses_and_their_members(api: RobloxApi) -> None:
+    subs = api.subclasses("BasePart")
+    assert "Part" in subs and "MeshPart" in subs and "BasePart" not in subs
+    assert "SpawnLocation" in api.subclasses("Part") and api.subclasses("SpawnLocation") == ()
+    extra = api.subclass_members("Instance")
+    assert "FireServer" in extra and "WalkSpeed" in extra and "Name" not in extra
+    assert api.subclass_members("OrderedDataStore") == {}
 
 
 def test_load_api_errors(tmp_path: Path) -> None:
@@ -142,8 +181,8 @@ def test_load_api_errors(tmp_path: Path) -> None:
     with pytest.raises(ApiDataError, match="corrupt"):
         load_api(bad)
     other = tmp_path / "other.json"
-    other.write_text('{"format": 99}')
-    with pytest.raises(ApiDataError, match="format 1"):
+    other.write_text('{"format": 1}')
+    with pytest.raises(ApiDataError, match="format 2"):
         load_api(other)
     badgz = tmp_path / "bad.json.gz"
     badgz.write_bytes(b"not gzip")
@@ -152,8 +191,8 @@ def test_load_api_errors(tmp_path: Path) -> None:
 
 
 def test_load_api_reads_gzip(tmp_path: Path) -> None:
-    data = {"format": 1, "services": ["Svc"], "creatable": [], "enums": {}, "classes": {
-        "Instance": [None, [], {"Name": ["P", "string"]}],
+    data = {"format": 2, "services": ["Svc"], "creatable": [], "enums": {}, "classes": {
+        "Instance": [None, [], {"Name": ["P", "", "string"]}],
         "Svc": ["Instance", ["Service"], {}],
     }}
     path = tmp_path / "mini.json.gz"
@@ -165,80 +204,154 @@ def test_load_api_reads_gzip(tmp_path: Path) -> None:
 
 # --- the build script ----------------------------------------------------------------------------
 
+def _t(cat: str, name: str) -> dict:
+    return {"Category": cat, "Name": name}
+
+
+SYNTHETIC_DUMP = {
+    "Version": 1,
+    "Classes": [
+        {"Name": "Object", "Superclass": "<<<ROOT>>>", "Tags": ["NotCreatable"], "Members": [
+            {"MemberType": "Function", "Name": "IsA", "Parameters": [{"Name": "className", "Type": _t("Primitive", "string")}],
+             "ReturnType": _t("Primitive", "bool"), "Security": "None"},
+            {"MemberType": "Function", "Name": "isA", "Parameters": [{"Name": "className", "Type": _t("Primitive", "string")}],
+             "ReturnType": _t("Primitive", "bool"), "Security": "None",
+             "Tags": ["Deprecated", {"PreferredDescriptorName": "IsA", "ThreadSafety": "Safe"}]},
+        ]},
+        {"Name": "Instance", "Superclass": "Object", "Tags": ["NotCreatable", "NotReplicated"], "Members": [
+            {"MemberType": "Property", "Name": "Name", "ValueType": _t("Primitive", "string"),
+             "Security": {"Read": "None", "Write": "None"}},
+            {"MemberType": "Function", "Name": "Remove", "Parameters": [], "ReturnType": _t("Primitive", "null"),
+             "Security": "None", "Tags": ["Deprecated"]},
+            {"MemberType": "Function", "Name": "remove", "Parameters": [], "ReturnType": _t("Primitive", "null"),
+             "Security": "None", "Tags": ["Deprecated", {"PreferredDescriptorName": "Remove"}]},
+            {"MemberType": "Function", "Name": "Destroy", "Parameters": [], "ReturnType": _t("Primitive", "null"),
+             "Security": "None"},
+            {"MemberType": "Function", "Name": "FindFirstChild", "Parameters": [
+                {"Name": "name", "Type": _t("Primitive", "string")},
+                {"Default": "false", "Name": "recursive", "Type": _t("Primitive", "bool")}],
+             "ReturnType": _t("Class", "Instance"), "Security": "None"},
+            {"MemberType": "Event", "Name": "Changed", "Parameters": [{"Name": "p", "Type": _t("Primitive", "string")}],
+             "Security": "None"},
+            {"MemberType": "Function", "Name": "CoreOnly", "Parameters": [], "ReturnType": _t("Primitive", "null"),
+             "Security": "RobloxScriptSecurity"},
+        ]},
+        {"Name": "Part", "Superclass": "Instance", "Tags": [], "Members": [
+            {"MemberType": "Property", "Name": "Material", "ValueType": _t("Enum", "Material"),
+             "Security": {"Read": "None", "Write": "PluginSecurity"}},
+            {"MemberType": "Callback", "Name": "OnThing", "Parameters": [{"Name": "x", "Type": _t("Primitive", "int")}],
+             "ReturnType": _t("Group", "Tuple"), "Security": "None"},
+        ]},
+        {"Name": "Workspace", "Superclass": "Instance", "Tags": ["NotCreatable", "Service"], "Members": []},
+    ],
+    "Enums": [
+        {"Name": "Material", "Items": [{"Name": "Plastic", "Value": 256}, {"Name": "Wood", "Value": 512},
+                                       {"Name": "CorrodedMetal", "Value": 1040, "LegacyNames": ["Corroded Metal"]},
+                                       {"Name": "Old", "Value": 1, "Tags": ["Deprecated"]}]},
+        {"Name": "Gone", "Tags": ["Deprecated"], "Items": [{"Name": "A", "Value": 0}]},
+    ],
+}
+
 SYNTHETIC_SOURCE = {
     "source": {"test": "synthetic"},
-    "services": ["Workspace", "Ghost"],
-    "creatable": ["Part"],
-    "enums": {"Material": []},
     "classes": {
-        "Object": {"superclass": None, "tags": [], "members": {
-            "IsA": {"kind": "Function", "signature": "(className: string): boolean"},
-            "isA": {"kind": "Function", "signature": "(className: string): boolean"},
-        }},
-        "Instance": {"superclass": "Object", "tags": ["NotCreatable"], "members": {
-            "Name": {"kind": "Property", "type": "string"},
-            "Archivable": {"kind": "Property", "type": "Bool"},
-            "Remove": {"kind": "Function", "signature": "(): nil"},
-            "remove": {"kind": "Function", "signature": "(): nil"},
-            "Destroy": {"kind": "Function", "signature": "(): nil"},
-        }},
         "Part": {"superclass": "Instance", "tags": [], "members": {
             "Material": {"kind": "Property", "type": "EnumMaterial"},
-            "OnThing": {"kind": "Property", "type": "(x: number) -> ()"},
+            "Engine": {"kind": "Property", "type": "Configuration"},  # a member the dump lacks
         }},
-        "Workspace": {"superclass": "Instance", "tags": ["Service"], "members": {}},
-        "Vector3": {"superclass": None, "tags": [], "members": {"X": {"kind": "Property", "type": "number"}}},
-        "EnumMaterial": {"superclass": "EnumItem", "tags": [], "members": {}},
+        "Vector3": {"superclass": None, "tags": [], "members": {
+            "X": {"kind": "Property", "type": "number"},
+            "Dot": {"kind": "Function", "signature": "(self, other: Vector3): number"}}},
         "EnumMaterial_INTERNAL": {"superclass": "Enum", "tags": [], "members": {
             "Plastic": {"kind": "Property", "type": "EnumMaterial"},
-            "Wood": {"kind": "Property", "type": "EnumMaterial"},
-            "GetEnumItems": {"kind": "Function", "signature": "(): { EnumMaterial }"},
+            "Marble": {"kind": "Property", "type": "EnumMaterial"},  # an item the dump lacks
         }},
         "Enum": {"superclass": None, "tags": [], "members": {}},
-        "EnumItem": {"superclass": None, "tags": [], "members": {}},
     },
 }
 
 
-def test_build_script_derivations(tmp_path: Path) -> None:
+def _build(tmp_path: Path, dump: dict = SYNTHETIC_DUMP, source: dict | None = SYNTHETIC_SOURCE) -> dict:
     mod = _build_module()
-    src = tmp_path / "src.json"
-    src.write_text(json.dumps(SYNTHETIC_SOURCE))
-    out = tmp_path / "out.json"
-    assert mod.main(["--source", str(src), "--out", str(out)]) == 0
-    text = out.read_text()
+    d = tmp_path / "dump.json"
+    d.write_text(json.dumps(dump))
+    args = ["--dump", str(d), "--out", str(tmp_path / "out.json")]
+    if source is not None:
+        s = tmp_path / "src.json"
+        s.write_text(json.dumps(source))
+        args += ["--source", str(s)]
+    else:
+        args += ["--source", "none"]
+    assert mod.main(args) == 0
+    text = (tmp_path / "out.json").read_text()
     assert "\n" not in text  # minified
-    data = json.loads(text)
-    assert data["enums"]["Material"] == ["Plastic", "Wood"]
-    assert "EnumMaterial_INTERNAL" not in data["classes"] and "EnumMaterial" not in data["classes"]
-    assert "Vector3" in data["datatypes"] and "Vector3" not in data["classes"]
-    assert data["services"] == ["Workspace"]  # "Ghost" has no class entry
+    return json.loads(text)
+
+
+def test_build_script_derivations(tmp_path: Path) -> None:
+    data = _build(tmp_path)
     api = RobloxApi(data)
+    assert data["format"] == 2
+    assert data["services"] == ["Workspace"] and data["creatable"] == ["Part"]
+    assert api.superclasses("Part") == ("Part", "Instance", "Object")
+    # enums: dump items, luau-lsp's extra item, legacy names kept apart, deprecated items
+    assert data["enums"]["Material"] == ["Plastic", "Wood", "CorrodedMetal", "Old", "Marble"]
+    assert api.enum_legacy("Material", "Corroded Metal") == "CorrodedMetal"
+    assert api.enum_item_deprecated("Material", "Old") and api.enum_item_deprecated("Gone", "")
+    # types: luau-lsp spelling where it declares the member, the dump's otherwise
     assert api.property_type("Part", "Material") == "Enum.Material"
-    assert api.property_type("Part", "Archivable") == "boolean"
+    assert api.member("Part", "Material").security == "None/PluginSecurity"
     assert api.member("Part", "OnThing").kind == "Callback"
+    assert api.member("Part", "OnThing").type == "(x: number) -> ...any"
+    ffc = api.member("Part", "FindFirstChild")
+    assert ffc.returns == "Instance" and ffc.signature == "(name: string, recursive: boolean?): Instance"
+    assert api.member("Part", "Changed").type == "RBXScriptSignal<string>"
+    assert api.member("Part", "Engine").kind == "Property"  # kept from the source
+    # deprecation: the table wins over PreferredDescriptorName, chains are followed
     assert api.member("Part", "isA").deprecated_replacement == "IsA"
-    assert api.member("Part", "remove").deprecated_replacement == "Destroy"
     assert api.member("Part", "Remove").deprecated_replacement == "Destroy"
+    assert api.member("Part", "remove").deprecated_replacement == "Destroy"
     assert not api.member("Part", "Destroy").deprecated
-    assert data["provenance"]["upstream"] == {"test": "synthetic"}
+    # a member nobody's scripts may use keeps its security, not its types
+    core = api.member("Part", "CoreOnly")
+    assert core.security == "RobloxScriptSecurity" and core.signature is None and not core.usable(plugin=True)
+    # data types from the source
+    assert api.datatype_member("Vector3", "X").type == "number"
+    assert api.datatype_member("Vector3", "Dot").kind == "Function"
+    assert data["provenance"]["source"]["upstream"] == {"test": "synthetic"}
+    assert len(data["provenance"]["dump"]["sha256"]) == 64
 
 
-def test_build_script_reports_bad_source(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_build_script_without_the_source(tmp_path: Path) -> None:
+    data = _build(tmp_path, source=None)
+    assert data["datatypes"] == {} and "source" not in data["provenance"]
+    assert data["enums"]["Material"] == ["Plastic", "Wood", "CorrodedMetal", "Old"]
+
+
+def test_build_script_reports_bad_sources(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     mod = _build_module()
+    dump = tmp_path / "dump.json"
+    dump.write_text('{"Classes": []}')
+    assert mod.main(["--dump", str(dump), "--source", "none", "--out", str(tmp_path / "o.json")]) == 2
+    assert "'Enums'" in capsys.readouterr().err
+    assert mod.main(["--dump", str(tmp_path / "nope.json"), "--out", str(tmp_path / "o.json")]) == 2
+    assert "nope.json" in capsys.readouterr().err
+    dump.write_text(json.dumps(SYNTHETIC_DUMP))
     src = tmp_path / "src.json"
-    src.write_text('{"classes": {}}')
-    assert mod.main(["--source", str(src), "--out", str(tmp_path / "o.json")]) == 2
-    assert "missing top-level key" in capsys.readouterr().err
-    assert mod.main(["--source", str(tmp_path / "nope.json"), "--out", str(tmp_path / "o.json")]) == 2
+    src.write_text("[1, 2")
+    assert mod.main(["--dump", str(dump), "--source", str(src), "--out", str(tmp_path / "o.json")]) == 2
+    assert "src.json: not valid JSON" in capsys.readouterr().err
 
 
-def test_shipped_file_matches_source_hash_when_source_present() -> None:
-    """The shipped data must be regenerated when the shared source changes."""
-    import hashlib
-
-    source = REPO.parent / "shared" / "roblox" / "roblox-api.json"
-    if not source.exists():
-        pytest.skip("shared API source not available")
-    api = load_api()
-    assert api.provenance["derived_from_sha256"] == hashlib.sha256(source.read_bytes()).hexdigest()
+def test_shipped_file_is_what_the_build_script_makes() -> None:
+    """Regenerate the shipped data from ../shared/roblox and compare it byte for byte
+    (CI clones the repository beside ``shared``)."""
+    mod = _build_module()
+    if not mod.DEFAULT_DUMP.exists() or not mod.DEFAULT_SOURCE.exists():
+        pytest.skip(f"the shared API sources are not beside the checkout ({mod.SHARED})")
+    dump, dump_raw = mod.load_dump(mod.DEFAULT_DUMP)
+    source, source_raw = mod.load_source(mod.DEFAULT_SOURCE)
+    prov = mod.provenance_for(mod.DEFAULT_DUMP, dump_raw, mod.DEFAULT_SOURCE, source, source_raw)
+    data, _warnings = mod.build(dump, source, prov)
+    shipped = mod.DEFAULT_OUT.read_text(encoding="utf-8")
+    assert mod.render(data) == shipped, "server/luaguard/data/roblox_api.json is stale: run scripts/build_api_data.py"

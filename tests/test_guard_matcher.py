@@ -288,7 +288,8 @@ def test_paths_can_be_switched_off(project) -> None:
     "-- TODO: finish", "-- FIXME", "-- ... rest", "-- rest of the code", "-- todo: later",
     "--[[ your code here ]]", "--[==[ implement this ]==]", "-- ...", "-- implement this",
     "-- (existing code)", "-- same as before", "-- <placeholder>", "-- code omitted for brevity",
-    "-- \u2026", "local x = 1 -- TODO",
+    "-- \u2026", "local x = 1 -- TODO", "-- code omitted", "-- ... code omitted ...", "-- rest of code here",
+    "-- (rest of the code unchanged)", "--[[ code omitted ]]",
 ])
 def test_placeholders_are_impossible(guard, text) -> None:
     """What the linter's placeholder rule flags (patch mode) the guard refuses, at the latest
@@ -305,6 +306,10 @@ def test_placeholders_are_impossible(guard, text) -> None:
     'local s = "TODO"\n', "local s = 'rest of code'\n", "local s = [[implement this]]\n", "local s = `your code here`\n",
     "-- luaguard: allow(unknown_instance)\n", "-- We implement this here because of X\n",
     "-- Same as above, but faster\n", "--[=[\n\tSee foo(...)\n\t... and so on\n]=]\n", "-- a\n-- ...\n-- b\n",
+    # explanations of a deliberate omission are prose, not elisions (issue 33)
+    "-- deviation: code omitted because the VM has no 64-bit ints\n", "-- layout code omitted for now but ported below\n",
+    "-- code omitted here, see upstream\n", "-- rest of code here runs only in Studio\n",
+    "--[[--------\n-- other helpers\n--------]]\n",
 ])
 def test_ordinary_text_stays_possible(guard, text) -> None:
     assert ok(guard, "local function f(...)\n", text)

@@ -33,6 +33,15 @@ def lint(src: str, mode: str = "editor"):
         "local x = 1\n-- etc.\n",
         "-- keep existing handlers\n",
         "-- (leave the other methods as is)\n",
+        # truncation markers keep their recall next to the explanations below (issue 33)
+        "-- code omitted\n",
+        "-- ... code omitted ...\n",
+        "-- [code omitted]\n",
+        "-- some code omitted here\n",
+        "-- rest of code here\n",
+        "-- rest of the code here (unchanged)\n",
+        "--[[ code truncated ]]\n",
+        "-- ... existing code ...\n",
     ],
 )
 def test_truncation_markers_are_errors_in_every_mode(src):
@@ -71,6 +80,25 @@ def test_todo_is_warning_in_editor_and_error_in_patch():
 )
 def test_not_placeholders(src):
     assert lint(src, "patch") == []
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        # an omission explained is prose: the code is complete as written (issue 33)
+        "-- port note: code omitted because this VM has no 64-bit integers\nlocal x = 1\n",
+        "-- layout code omitted for now but ported further down\nlocal x = 1\n",
+        "-- code omitted, see upstream for the full version\nlocal x = 1\n",
+        "-- the rest of code here only runs in Studio\nlocal x = 1\n",
+        "-- rest of code omitted since the engine does it for us\nlocal x = 1\n",
+        "-- see upstream\nlocal x = 1\n",
+        # a banner around a section title is not an elision
+        "--[[----------------------------------\n-- other functions\n----------------------------------]]\nlocal x = 1\n",
+    ],
+)
+def test_explained_omissions_are_not_placeholders(src):
+    for mode in ("editor", "patch"):
+        assert lint(src, mode) == [], (mode, src)
 
 
 def test_statement_ellipsis_supersedes_the_vararg_syntax_error():

@@ -8,6 +8,7 @@ Both sources use the same keys (the LSP client may send camelCase: ``projectFile
 
     project_file = "default.project.json"   # or a sourcemap via sourcemap_file
     placeholder_mode = "editor"             # "editor" | "patch"
+    plugin = true                           # a Studio plugin's code (default: detected)
     extra_globals = ["Knit"]
     exclude = ["src/Generated/**", "**/*.bench.luau"]   # globs relative to this file; not linted
     select = ["error", "deprecated_api"]    # report only these rule ids / severity groups (default: all)
@@ -104,6 +105,8 @@ class Settings:
     project_file: str | None = None
     sourcemap_file: str | None = None
     placeholder_mode: str = "editor"
+    #: the project is a Studio plugin's (``None``: detected, see :mod:`luaguard.project.plugin`)
+    plugin: bool | None = None
     extra_globals: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     rules: dict[str, RuleSettings] = field(default_factory=dict)
@@ -240,6 +243,11 @@ def settings_from_mapping(data: Any, source: str, base: Settings | None = None) 
                 changes[key] = value
             else:
                 bad(key, f"expected 'editor' or 'patch', got {value!r}")
+        elif key == "plugin":
+            if value is None or isinstance(value, bool):
+                changes[key] = value
+            else:
+                bad(key, f"expected true or false, got {value!r}")
         elif key == "extra_globals":
             if isinstance(value, list) and all(isinstance(v, str) for v in value):
                 changes[key] = tuple(value)

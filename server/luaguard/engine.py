@@ -128,6 +128,7 @@ class Engine:
         self.stats: Counter[str] = Counter()
         self.runtime_names = RuntimeNames(self._script_files, _read_text)
         self._project_globals: frozenset[str] | None = None
+        self._plugin: tuple | None = None
 
     # -- project -----------------------------------------------------------------
     @property
@@ -165,6 +166,18 @@ class Engine:
             self.project_error = str(exc)
             if strict:
                 raise
+
+    @property
+    def plugin_project(self) -> bool:
+        """Is the project a Studio plugin's (the ``plugin`` setting, else detected:
+        :func:`luaguard.project.plugin.is_plugin_project`)?"""
+        project, setting = self.project, self.settings.plugin
+        got = self._plugin
+        if got is None or got[0] is not project or got[1] != setting:
+            from .project.plugin import is_plugin_project
+
+            got = self._plugin = (project, setting, is_plugin_project(project, setting))
+        return got[2]
 
     def relpath(self, path: str | Path | None) -> str | None:
         """``path`` relative to the project root as a POSIX string, or ``None`` when
@@ -223,6 +236,7 @@ class Engine:
             runtime_names=_with_own_names(self.runtime_names.view, text),
             options={"extra_globals": self.extra_globals(rel if rel is not None else path)},
             in_datamodel=not (project is not None and rel is not None and project.outside_datamodel(rel)),
+            plugin=self.plugin_project,
         )
         from .luau.parser import parse
 

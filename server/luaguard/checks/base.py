@@ -49,6 +49,9 @@ class CheckContext:
     #: test runner, a build or Lune script): its host's globals and API are not known to
     #: be Roblox's, so the engine reports Roblox API findings there as warnings.
     in_datamodel: bool = True
+    #: True for a Studio plugin's code (:func:`luaguard.project.plugin.is_plugin_project`):
+    #: ``PluginSecurity`` members are allowed there.
+    plugin: bool = False
 
     def finding(
         self,

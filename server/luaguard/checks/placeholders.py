@@ -99,9 +99,21 @@ def _start(core: str) -> list[str]:
     return [rf"^{_LINE}[^\w.\xe2]*(?:{core})", rf"^{_BLOCK}[^\w.\xe2]*(?:{core})[^\n]*\s*\Z"]
 
 
-def _whole(core: str, contexts: str = r"[\x01-\x05]") -> list[str]:
-    """``core`` as the whole comment (white space and punctuation around it allowed)."""
-    return [rf"^{contexts}\W*(?:{core})\W*\Z"]
+def _whole(core: str, line: str = r"\x01\x02\x04", block: str = r"\x03\x05") -> list[str]:
+    """``core`` as the whole comment (white space and punctuation around it allowed), in a
+    line comment of a ``line`` context or a block comment of a ``block`` context; in a
+    block comment, on one line (a banner around a section title is not an elision)."""
+    return [rf"^[{line}]\W*(?:{core})\W*\Z", rf"^[{block}]\s*[^\w\n]*(?:{core})[^\w\n]*\s*\Z"]
+
+
+def _ending(core: str) -> list[str]:
+    """``core`` ending a line comment or a one-line block comment, where nothing but
+    punctuation, an ellipsis or a bracketed "unchanged"/"omitted"/"for brevity" may follow:
+    ``-- rest of code here``, ``-- (code omitted)``.  A phrase that goes on is an
+    explanation, not an elision: ``-- code omitted because Lua has no bigint type``,
+    ``-- DOM code omitted for now but translated below``, ``-- code omitted, see upstream``."""
+    tail = rf"(?:\s*[(\[]?\s*(?:unchanged|omitted|as\s+before|for\s+brevity)\s*[)\]]?)?"
+    return [rf"^{_LINE}.*?(?:{core}){tail}\W*\Z", rf"^{_BLOCK}\s*[^\n]*?(?:{core}){tail}[^\w\n]*\s*\Z"]
 
 
 _CODE_NOUNS = r"code|logic|implementation"
@@ -124,7 +136,7 @@ _TRUNCATION_SOURCES: list[tuple[str, list[str]]] = [
     # "rest of (the) [up to three words] code" as the whole comment
     ("rest_of", _whole(rf"(?:{_E}\s*)?(?:and\s+)?(?:the\s+)?rest\s+of\s+(?:the\s+|your\s+|this\s+|my\s+)?"
                        rf"(?:[\w-]+\s+){{0,3}}?(?:{_REST_NOUNS})(?:\s+(?:{_REST_TAILS}))?(?:\s*{_E})?")),
-    ("rest_of_code_here", _anywhere(r"\brest\s+of\s+(?:the\s+)?(?:code|implementation)\s+"
+    ("rest_of_code_here", _ending(r"\brest\s+of\s+(?:the\s+)?(?:code|implementation)\s+"
                                     r"(?:here|goes\s+here|unchanged|omitted|remains\s+the\s+same)\b")),
     ("your_code_here", _anywhere(rf"\byour\s+(?:own\s+)?(?:{_CODE_NOUNS})\s+(?:goes\s+)?here\b"
                                  rf"|\b(?:{_CODE_NOUNS})\s+goes\s+here\b")),
@@ -138,9 +150,9 @@ _TRUNCATION_SOURCES: list[tuple[str, list[str]]] = [
     ("same_as_before", _whole(rf"(?:{_E}\s*)?(?:the\s+)?(?:rest\s+(?:is\s+)?)?(?:code\s+)?(?:is\s+)?(?:the\s+)?"
                               r"(?:same\s+as\s+(?:before|above|original|previously)"
                               rf"|unchanged\s+from\s+(?:before|above|original))(?:\s*{_E})?")),
-    ("code_omitted", _anywhere(r"\bcode\s+(?:omitted|truncated)\b")),
+    ("code_omitted", _ending(r"\bcode\s+(?:omitted|truncated|elided)(?:\s+here)?")),
     ("for_brevity", _anywhere(r"\b(?:omitted|truncated|shortened|elided)\s+for\s+brevity\b")),
-    ("etc", _whole(r"etc\.*|and\s+so\s+on\.*", _FRESH)),
+    ("etc", _whole(r"etc\.*|and\s+so\s+on\.*", line=r"\x01", block=r"\x03")),
     ("keep_existing", _whole(rf"(?:keep|leave)\s+(?:the\s+|all\s+)?(?:existing|other|remaining|previous|original)\s+"
                              rf"(?:{_EXISTING_NOUNS}|lines|cases|callbacks|connections|listeners)"
                              r"(?:\s+(?:as\s+(?:is|before)|unchanged|here|intact))?")),

@@ -15,6 +15,7 @@ def all_checks() -> list:
 
     from .deprecated_api import DeprecatedApiCheck
     from .instance_paths import InstancePathCheck
+    from .restricted_api import RestrictedApiCheck
     from .undefined_variable import UndefinedVariableCheck
     from .unknown_class import UnknownClassCheck
     from .unknown_member import UnknownMemberCheck
@@ -22,6 +23,7 @@ def all_checks() -> list:
     return [
         LexicalCheck(), StructureCheck(), SyntaxCheck(), PlaceholderCheck(), InstancePathCheck(),
         UndefinedVariableCheck(), UnknownClassCheck(), UnknownMemberCheck(), DeprecatedApiCheck(),
+        RestrictedApiCheck(),
     ]
 
 
@@ -88,11 +90,17 @@ RULE_HELP: dict[str, RuleHelp] = {
         "Class names come from Roblox's API dump. The fix (safe) replaces the name with the one clearly best class."),
     "unknown_member": RuleHelp(
         "A property, method, event, enum or enum item that a value of certain class does not have",
-        "Reported only where the value's class is certain. The fix (safe) replaces the name with the one clearly "
-        "best member of that class."),
+        "An error where the value's class is certain, a warning where a subclass could add the member. The fix "
+        "replaces the name with the one clearly best member of that class (safe only where the class is certain)."),
     "deprecated_api": RuleHelp(
         "A Roblox API that still works but is deprecated (wait -> task.wait, :Remove() -> :Destroy())",
-        "The fix is unsafe (--unsafe-fixes): the replacement may behave differently; review it."),
+        "A legacy enum name's fix is safe (the same item, renamed); the others are unsafe (--unsafe-fixes): the "
+        "replacement may behave differently; review it."),
+    "restricted_api": RuleHelp(
+        "A member above the code's security level (PluginSecurity or RobloxScriptSecurity in a game script)",
+        "Roblox's API dump gives each member a security level; a game script calling a plugin-only or "
+        "Roblox-only member fails at run time. Plugin code may call PluginSecurity members (set `plugin = true` "
+        "in luaguard.toml where luaguard cannot tell)."),
     "unreadable_file": RuleHelp(
         "A file that could not be read or is not text (binary, over the size limit)",
         "Nothing in the file was checked."),

@@ -16,13 +16,27 @@ follows Roblox's indexing rules:
   ``:FindFirstChild("Name", true)`` (breadth-first descendant search),
   ``:FindFirstAncestor("Name")``, ``game:GetService("Service")`` / ``FindService``.
 
-Values of a certain class come from ``Instance.new("Part")``, ``:Clone()``,
-``:FindFirstChildOfClass("Humanoid")``, properties typed with a class
+Values of a known class come from ``Instance.new("Part")``, ``:Clone()``,
+``:FindFirstChildOfClass("Humanoid")``, ``game:GetService("Players")``, what API methods
+return (their ``ReturnType`` in Roblox's API dump: ``DataStoreService:GetOrderedDataStore``
+gives an ``OrderedDataStore``, ``Players:GetPlayerFromCharacter`` a ``Player``;
+``:WaitForChild``/``:FindFirstChild`` give the project's node, or an ``Instance`` where
+the project does not know the child), properties typed with a class
 (``workspace.CurrentCamera``), parameters and locals annotated with a class, type
 assertions ``x :: Part``; data type values from constructors (``Vector3.new``); enums
-from ``Enum.X``.  On those, a name that is no member is a miss when it is a near miss of a
-member (the API data lacks some engine-internal members, so absence alone is not
-enough); data types and enums are complete, so any unknown name there is a miss.
+from ``Enum.X``.  A value's class is *exact* (``Instance.new``, a service, a project
+node, ``FindFirstChildOfClass``) or a *bound* (a return type, a property's type, an
+annotation, ``FindFirstChildWhichIsA``: the value may be of a subclass).
+
+A name that is no member of the value's class (see :meth:`Resolver._member_miss`): on a
+bound, a name some subclass has is fine (the code may know the class better); otherwise
+a method call of it is certainly wrong (a child is not a method, and the dump lists every
+member, engine-internal ones included), while ``.Name`` may still be a child, so it is a
+miss only as a near miss of a member.  A miss is certain (an error) where the class is
+exact, for method calls, and on a bound with no subclasses; a dot access on a bound that
+has subclasses is a warning.  Suggestions come from the members of the same kind first
+(a method for a method).  Data types and enums are complete, so any unknown name there
+is a miss; an enum item's legacy name (``Enum.KeyCode.Unknown``) is valid.
 
 Every step that names something that cannot exist is recorded as a :class:`Miss`; the
 step's value is then unknown, so one mistake is reported once.  A name is not a miss
@@ -73,6 +87,41 @@ def _suggestible_uncached(members: dict) -> tuple[str, ...]:
     return tuple(out)
 
 
+_CANDIDATES: dict[tuple, tuple[str, ...]] = {}
+
+
+def _member_candidates(api, cls: str, bound: bool, method: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``(same kind, all)``: member names to suggest for a miss on a value of class
+    ``cls`` (with its subclasses' methods for a method call on a bound) - usable by scripts, not deprecated
+    - of the kind the code used (functions for a method call, other members for a
+    ``.name``), and of every kind.  Cached per ``(api, cls, bound, method)``."""
+    key = (id(api), cls, bound, method)
+    got = _CANDIDATES.get(key)
+    if got is None:
+        members = dict(api.members(cls))
+        if bound and method:  # a `.name` on a bound is a child more often than a subclass's member
+            members.update(api.subclass_members(cls))
+        names = tuple(n for n in _suggestible(members) if members[n].usable(plugin=True))
+        got = (tuple(n for n in names if (members[n].kind == "Function") == method), names)
+        if len(_CANDIDATES) > 4096:
+            _CANDIDATES.clear()
+        _CANDIDATES[key] = got
+    return got
+
+
+def near_member(name: str, api, cls: str, bound: bool, method: bool) -> tuple[tuple[str, ...], float]:
+    """``(candidates, best score)`` for a name missing from class ``cls``: the members
+    of the kind the code used when one of them is a near miss (``IsGamepadConnected`` ->
+    the method ``GetGamepadConnected``, not the event ``GamepadConnected``), else every
+    member (see :func:`_member_candidates`)."""
+    same, every = _member_candidates(api, cls, bound, method)
+    ranked = rank(name, same, limit=1)
+    if ranked and ranked[0][1] >= MEMBER_TYPO_SCORE:
+        return same, ranked[0][1]
+    ranked = rank(name, every, limit=1)
+    return every, (ranked[0][1] if ranked else 0.0)
+
+
 def _nodes_value(nodes: tuple[Instance, ...]) -> Value:
     cls = nodes[0].class_name if all(n.class_name == nodes[0].class_name for n in nodes) else None
     return Value(nodes, cls)
@@ -87,7 +136,13 @@ class Value:
     ``class_name``: the certain class of the instance (the nodes' class, or e.g.
     ``"Part"`` for ``Instance.new("Part")`` or a parameter annotated ``: Part``).
     ``fresh``: a new instance this code made (``Instance.new``, ``:Clone()``): it has no
-    children but those the code adds.  ``datatype``: a Roblox data type value
+    children but those the code adds.  ``bound``: ``class_name`` is an upper bound (a
+    method's return type, a property's type, an annotation): the value may be of a
+    subclass.  ``engine``: the instance is one the engine made or handed out
+    (``Instance.new``, what an API method or property gives, reached from such a value or
+    a project node): not a project node, whose class a script may change by cloning a
+    template elsewhere, nor a value only annotated with a class (a wrapper table may
+    stand behind it).  ``datatype``: a Roblox data type value
     (``Vector3.new(...)``).  ``enum``: ``""`` for the ``Enum`` global, ``"Material"``
     for ``Enum.Material``.
     """
@@ -95,6 +150,8 @@ class Value:
     nodes: tuple[Instance, ...] = ()
     class_name: str | None = None
     fresh: bool = False
+    bound: bool = False
+    engine: bool = False
     datatype: str | None = None
     enum: str | None = None
 
@@ -127,7 +184,9 @@ class Miss:
     the offset of the ``.`` for the dot form; ``lookup`` names the method for call forms;
     ``descendant`` is set for ``FindFirstChild(name, true)``, ``ancestor`` for
     ``FindFirstAncestor``; ``candidates`` are the names a suggestion is chosen from when
-    they are not the parents' children (members, enum items).
+    they are not the parents' children (members, enum items); ``certain`` is False for a
+    member miss on a value whose class is only a bound (a subclass could have the name:
+    a warning, not an error).
     """
 
     kind: str
@@ -313,7 +372,7 @@ class Resolver:
         if type(annotation) is A.TypeReference and annotation.prefix is None and not annotation.has_params:
             name = annotation.name
             if self.api is not None and self.api.has_class(name):
-                return Value(class_name=name)
+                return Value(class_name=name, bound=True)
         return UNKNOWN
 
     # -- evaluation --------------------------------------------------------------------
@@ -383,7 +442,8 @@ class Resolver:
                                         candidates=tuple(api.enums)))
                 return UNKNOWN
             items = api.enum_items(base.enum) or ()
-            if items and name not in items and name not in ("GetEnumItems", "FromName", "FromValue"):
+            if (items and name not in items and name not in ("GetEnumItems", "FromName", "FromValue")
+                    and api.enum_legacy(base.enum, name) is None):
                 self.misses.append(Miss("enum_item", (), name, start, end, form, dot_start=dot_start,
                                         owner=f"Enum.{base.enum}", candidates=tuple(items)))
             return UNKNOWN
@@ -395,37 +455,41 @@ class Resolver:
         if base.class_name is not None:
             member = api.member(base.class_name, name)
             if member is not None:
-                return self._member_value(member)
+                return self._member_value(member, base)
             if name in self.runtime_names:
                 return UNKNOWN
             self._member_miss(base, name, start, end, form, dot_start)
         return UNKNOWN
 
-    def _member_value(self, member) -> Value:
-        """The value of a property whose type is an instance class (``Camera``, ``Model?``)."""
-        if member.kind == "Property" and member.type:
-            cls = member.type[:-1] if member.type.endswith("?") else member.type
+    def _member_value(self, member, base: Value) -> Value:
+        """The value of a property whose type is an instance class (``Camera``, ``Model?``),
+        or of a method call whose return type is one: of that class or a subclass (made
+        by the engine when ``base`` is a real instance: a project node or such a value)."""
+        text = member.returns if member.kind == "Function" else member.type if member.kind == "Property" else None
+        if text:
+            cls = text[:-1] if text.endswith("?") else text
             if self.api.has_class(cls):
-                return Value(class_name=cls)
+                return Value(class_name=cls, bound=True, engine=base.engine or bool(base.nodes))
         return UNKNOWN
 
     def _member_miss(self, base: Value, name: str, start: int, end: int, form: str, dot_start: int) -> None:
-        """Record ``name`` missing from the members of ``base``'s class.
-
-        On a fresh instance (or a method call) the miss is certain; on another instance
-        of a known class children may exist, so only a near miss of a member counts.
+        """Record ``name`` missing from the members of ``base``'s class (see the module
+        docstring): nothing when a subclass of a bound has it; a method call of it is a
+        miss; ``.name`` is one only as a near miss of a member (a child may have the name).
         """
-        members = _suggestible(self.api.members(base.class_name))
-        if not members:
+        api = self.api
+        cls = base.class_name
+        if not api.members(cls):
+            return  # a class the data does not know
+        if base.bound and name in api.subclass_members(cls):
             return
-        # The API data lacks some engine-internal members, so a name is reported only
-        # when it is a near miss of a real member (a typo), never for being absent alone.
-        ranked = rank(name, members, limit=1)
-        if not ranked or ranked[0][1] < MEMBER_TYPO_SCORE:
-            return
-        certain = base.fresh or form == "method"
+        candidates, score = near_member(name, api, cls, base.bound, form == "method")
+        if score < MEMBER_TYPO_SCORE and (form != "method" or not (base.engine or self._services(base))):
+            return  # not a near miss: a child (`.name`), or a class a script may change
+        open_ended = base.bound and bool(api.subclasses(cls))
+        certain = not open_ended or form == "method"
         self.misses.append(Miss("member", base.nodes, name, start, end, form, dot_start=dot_start,
-                                owner=base.class_name, candidates=members, certain=certain))
+                                owner=f"any {cls}" if open_ended else cls, candidates=candidates, certain=certain))
 
     def _call(self, call: A.ExprCall) -> Value:
         method = call.method
@@ -438,9 +502,11 @@ class Resolver:
         if not base.known:
             return UNKNOWN
         cls = base.class_name
+        member = None
         if cls is not None and not any(n.class_guessed for n in base.nodes):
             # Methods are members: `part:Destory()` is certainly wrong.
-            if self.api.member(cls, method) is None and self.api.members(cls):
+            member = self.api.member(cls, method)
+            if member is None and self.api.members(cls):
                 f = call.func
                 self._member_miss(base, method, f.name_start, f.name_end, "method", -1)
                 return UNKNOWN
@@ -451,33 +517,51 @@ class Resolver:
                 self.misses.append(Miss("member", (), method, f.name_start, f.name_end, "method",
                                         owner=base.datatype, candidates=tuple(api.datatype_members(base.datatype))))
             return UNKNOWN
-        if method == "Clone" and base.class_name is not None:
-            return Value(class_name=base.class_name, fresh=True)
+        if method == "Clone" and cls is not None:
+            return Value(class_name=cls, fresh=True, bound=base.bound, engine=base.engine or bool(base.nodes))
         if method in ("FindFirstChildOfClass", "FindFirstChildWhichIsA", "FindFirstAncestorOfClass", "FindFirstAncestorWhichIsA"):
             if literal is not None and self.api.has_class(literal):
-                return Value(class_name=literal)
-            return UNKNOWN
+                return Value(class_name=literal, bound=method.endswith("WhichIsA"), engine=base.engine or bool(base.nodes))
+            return self._returned(member, base)
         if literal is None or not base.nodes:
-            return UNKNOWN
+            return self._returned(member, base)
         name = literal
+        misses = len(self.misses)
         if method in _CHILD_LOOKUPS:
             recursive = (
                 method == "FindFirstChild" and len(args) > 1 and type(args[1]) is A.ExprBool and args[1].value
             )
             if recursive:
-                return self._descendant(base, name, first)
-            return self._child(base, name, first.start, first.end, "call", lookup=method, via_lookup=True)
-        if method in _SERVICE_LOOKUPS:
+                got = self._descendant(base, name, first)
+            else:
+                got = self._child(base, name, first.start, first.end, "call", lookup=method, via_lookup=True)
+        elif method in _SERVICE_LOOKUPS:
             if not any(n is self.project.datamodel for n in base.nodes):
-                return UNKNOWN
+                return self._returned(member, base)
             service = self.project.service(name)
             if service is None:
                 self.misses.append(Miss("service", base.nodes, name, first.start, first.end, "call", lookup=method))
                 return UNKNOWN
             return Value((service,), service.class_name)
-        if method == "FindFirstAncestor":
-            return self._ancestor(base, name, first.start, first.end)
-        return UNKNOWN
+        elif method == "FindFirstAncestor":
+            got = self._ancestor(base, name, first.start, first.end)
+        else:
+            return self._returned(member, base)
+        if got.known or any(m.kind != "open_child" for m in self.misses[misses:]):
+            return got  # the project's node; or a certain miss, reported once
+        return self._returned(member, base)  # a child the project does not know: an Instance
+
+    def _services(self, base: Value) -> bool:
+        """Is ``base`` the DataModel or services (whose class no script changes)?"""
+        dm = self.project.datamodel if self.project is not None else None
+        return bool(base.nodes) and all(n is dm or n.parent is dm for n in base.nodes)
+
+    def _returned(self, member, base: Value) -> Value:
+        """What a call of API method ``member`` on ``base`` returns, when its return type
+        is a class."""
+        if member is None or member.kind != "Function":
+            return UNKNOWN
+        return self._member_value(member, base)
 
     def _function_call(self, call: A.ExprCall, literal: str | None) -> Value:
         """``Instance.new("Part")`` and data type constructors such as ``Vector3.new``."""
@@ -490,7 +574,7 @@ class Resolver:
             return UNKNOWN
         if owner == "Instance" and name == "new":
             if literal is not None and api.is_creatable(literal):
-                return Value(class_name=literal, fresh=True)
+                return Value(class_name=literal, fresh=True, engine=True)
             return UNKNOWN
         if api.has_datatype(owner) and (name == "new" or name in _DATATYPE_CONSTRUCTORS.get(owner, ())):
             return Value(datatype=owner)
@@ -521,7 +605,7 @@ class Resolver:
                 member = api.member(node.class_name, name)
                 if member is not None:
                     unknown = True
-                    member_value = self._member_value(member)
+                    member_value = self._member_value(member, base)
                     continue
             child = node.child(name)
             if child is None and node is project.datamodel:
@@ -543,12 +627,11 @@ class Resolver:
             cls = base.class_name
             if not via_lookup and cls is not None and not any(n.class_guessed for n in base.nodes):
                 # A near miss of a member, closer than any child: `workspace.CurrentCamra`.
-                members = _suggestible(api.members(cls))
-                ranked_m = rank(name, members, limit=1)
-                if ranked_m and ranked_m[0][1] >= MEMBER_TYPO_SCORE:
+                members, score = near_member(name, api, cls, False, False)
+                if score >= MEMBER_TYPO_SCORE:
                     children = [c.name for n in base.nodes for c in n.all_children()]
                     ranked_c = rank(name, children, limit=1)
-                    if not ranked_c or ranked_c[0][1] < ranked_m[0][1]:
+                    if not ranked_c or ranked_c[0][1] < score:
                         self.misses.append(Miss("member", base.nodes, name, start, end, form, dot_start=dot_start,
                                                 owner=cls, candidates=members))
                         return UNKNOWN

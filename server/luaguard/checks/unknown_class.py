@@ -4,6 +4,13 @@ Checked where the name is a string literal: ``Instance.new("Partt")`` (which als
 creatable class), ``:IsA("Modle")``, ``:FindFirstChildOfClass(...)``,
 ``:FindFirstChildWhichIsA(...)``, ``:FindFirstAncestorOfClass(...)`` and
 ``:FindFirstAncestorWhichIsA(...)``.  Facts come from the shipped Roblox API data.
+
+``IsA`` is not only Instance's: an ``EnumItem`` has ``IsA(enumName)``
+(``input.KeyCode:IsA("KeyCode")``) and class libraries give their own tables an ``IsA``
+method (``Value:IsA("ReplicatedContainer")``).  So ``x:IsA("Name")`` is an error only
+where ``x`` is known to be an Instance (:mod:`luaguard.checks.resolve`); on any other
+receiver a name that is an enum's is fine, and one that is no class is a warning only
+when it is a near miss of a class (a likely typo), else nothing.
 """
 
 from __future__ import annotations
@@ -12,9 +19,13 @@ from ..findings import Finding, Severity
 from ..fuzzy import best_fix, rank
 from ..luau import ast as A
 from .base import CheckContext
-from .resolve import _default_api
+from .resolve import _default_api, resolver_for
 
 RULE = "unknown_class"
+
+#: A name this close to a class, on an ``IsA`` whose receiver may not be an Instance, is a
+#: likely typo (a warning); farther, it is taken for the receiver's own kind of name.
+ISA_TYPO_SCORE = 80.0
 
 _CLASS_METHODS = frozenset(
     {"IsA", "FindFirstChildOfClass", "FindFirstChildWhichIsA", "FindFirstAncestorOfClass", "FindFirstAncestorWhichIsA"}
@@ -37,11 +48,16 @@ class UnknownClassCheck:
             if name is None:
                 continue
             method = call.method
+            severity = Severity.ERROR
             if method in _CLASS_METHODS:
                 if api.has_class(name):
                     continue
                 ranked = rank(name, api.class_names())
                 msg = f"'{name}' is not a Roblox class"
+                if method == "IsA" and not _instance_receiver(ctx, call):
+                    if api.enum_items(name) is not None or not ranked or ranked[0][1] < ISA_TYPO_SCORE:
+                        continue  # an EnumItem's IsA, or a table's own IsA
+                    severity = Severity.WARNING
             elif method is None and _is_instance_new(call):
                 if api.is_creatable(name):
                     continue
@@ -57,11 +73,21 @@ class UnknownClassCheck:
             fix = best_fix(ranked)
             quote = ctx.text[arg.start] if ctx.text[arg.start] in "\"'" else '"'
             out.append(ctx.finding(
-                RULE, Severity.ERROR, arg.start, arg.end, msg, suggestions,
+                RULE, severity, arg.start, arg.end, msg, suggestions,
                 fix_text=f"{quote}{fix}{quote}" if fix else None, fix_title=f"Replace '{name}' with '{fix}'" if fix else "",
                 fix_safe=True,  # the one clearly best of Roblox's class names
             ))
         return out
+
+
+def _instance_receiver(ctx: CheckContext, call: A.ExprCall) -> bool:
+    """Is the receiver of method call ``call`` known to be an Instance (a project node, or
+    a value of a known class)?"""
+    resolver = resolver_for(ctx)
+    if resolver is None:
+        return False
+    v = resolver.value(call.func.obj)
+    return bool(v.nodes) or v.class_name is not None
 
 
 def _is_instance_new(call: A.ExprCall) -> bool:

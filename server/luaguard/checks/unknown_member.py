@@ -1,12 +1,15 @@
 """``unknown_member``: a property, method or event that the value's class does not have.
 
-Reported only where the class is certain (see :mod:`luaguard.checks.resolve`): a new
+Reported where the value's class is known (see :mod:`luaguard.checks.resolve`): a new
 instance (``Instance.new("Part").Sizee``), a method call on a known instance
-(``part:Destory()``), a data type value (``Vector3.new(1, 2, 3).Magnitud``), an enum
-(``Enum.Materal``, ``Enum.Material.Plastik``), and near misses of a member on instances of
-a known class (``game:GetService("Players").LocalPlayr``, ``workspace.CurrentCamra``).
-Unknown names on instances of the project tree that are not near misses of a member stay
-``unknown_instance``.
+(``part:Destory()``) or on what an API method returns
+(``DataStoreService:GetOrderedDataStore("x"):GetSortedAsyncc()``), a data type value
+(``Vector3.new(1, 2, 3).Magnitud``), an enum (``Enum.Materal``, ``Enum.Material.Plastik``),
+and near misses of a member on instances of a known class
+(``game:GetService("Players").LocalPlayr``, ``workspace.CurrentCamra``).  An error where
+the class is certain; a warning where the value may be of a subclass that could have
+the name (``.name`` on what ``WaitForChild`` returns).  Unknown names on instances of the
+project tree that are not near misses of a member stay ``unknown_instance``.
 """
 
 from __future__ import annotations
@@ -48,9 +51,10 @@ class UnknownMemberCheck:
                 else:
                     quote = ctx.text[miss.start] if ctx.text[miss.start] in "\"'" else '"'
                     fix_text = f"{quote}{fix}{quote}"
-            f = ctx.finding(RULE, Severity.ERROR, miss.start, miss.end, msg, suggestions, fix_text=fix_text,
+            severity = Severity.ERROR if miss.certain else Severity.WARNING
+            f = ctx.finding(RULE, severity, miss.start, miss.end, msg, suggestions, fix_text=fix_text,
                             fix_title=f"Replace '{miss.name}' with '{fix}'" if fix else "", fix_start=fix_start,
-                            fix_safe=True)  # the class is certain: its one clearly best member
+                            fix_safe=miss.certain)  # the class is certain: its one clearly best member
             f.data["name"] = miss.name
             out.append(f)
         return out

@@ -1,10 +1,11 @@
 """Roblox API facts: classes, members, services, creatable classes, enums, data types.
 
 The facts come from ``server/luaguard/data/roblox_api.json``, a compact file that
-``scripts/build_api_data.py`` derives from the shared API data (rbx-dom's reflection
-database shipped with Rojo, and the luau-lsp Roblox type declarations; see the file's
-``provenance`` field).  Loading takes about 10 ms: the JSON is parsed once and
-:class:`Member` objects are built on demand and cached.
+``scripts/build_api_data.py`` derives from Roblox's own API dump (``Full-API-Dump.json``:
+classes, members with their security, tags, parameter and return types, enums with their
+legacy names) and, for data types and luau-lsp's type spelling, from the shared API facts
+(see the file's ``provenance`` field).  Loading takes about 10 ms: the JSON is parsed once
+and :class:`Member` objects are built on demand and cached.
 
 Class hierarchy: every instance class descends from ``Instance``, which descends from
 ``Object`` (Roblox's root class since 2024; a few non-instance engine objects such as
@@ -22,9 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ApiDataError", "Member", "RobloxApi", "load_api", "DEFAULT_API_PATH"]
+__all__ = ["ApiDataError", "Member", "RobloxApi", "load_api", "DEFAULT_API_PATH", "GAME_SECURITY", "PLUGIN_SECURITY"]
 
 DEFAULT_API_PATH = Path(__file__).resolve().parent.parent / "data" / "roblox_api.json"
+
+#: The data file format this module reads (see ``scripts/build_api_data.py``).
+FORMAT = 2
 
 _KINDS = {"P": "Property", "F": "Function", "E": "Event", "C": "Callback"}
 
@@ -33,17 +37,30 @@ class ApiDataError(Exception):
     """The API data file is missing, unreadable, not JSON, or not in the expected format."""
 
 
+#: Roblox's script security levels (the dump's ``Security``) a game script may use, and
+#: those a Studio plugin may use (Roblox's "Script capabilities and security" reference:
+#: plugins run with ``PluginSecurity``; ``LocalUserSecurity`` is the command bar's,
+#: ``RobloxScriptSecurity`` Roblox's own core scripts', ``RobloxSecurity`` and
+#: ``NotAccessibleSecurity`` nobody's).
+GAME_SECURITY = frozenset({"None"})
+PLUGIN_SECURITY = frozenset({"None", "PluginSecurity"})
+
+
 @dataclass(frozen=True, slots=True)
 class Member:
     """One member of a class or data type.
 
     ``kind`` is ``"Property" | "Function" | "Event" | "Callback"``.  ``type`` is the Luau
     type of a property, event (``RBXScriptSignal<...>``) or callback (a function type);
-    ``signature`` is a function's ``(params): result`` text (``None`` otherwise).
-    ``declared_in`` is the class that declares the member (an ancestor of the class asked
-    about, for inherited members).  ``tags`` holds ``"Deprecated"`` for deprecated members,
-    in which case ``deprecated_replacement`` names what to use instead (``"Destroy"``,
-    ``"Animator:LoadAnimation"``).
+    ``signature`` is a function's ``(params): result`` text and ``returns`` its result type
+    (``"OrderedDataStore"``, ``"Instance"``, ``"()"``; both ``None`` for other kinds, and
+    for members no script may use, whose types the data leaves out).  ``declared_in`` is
+    the class that declares the member (an ancestor of the class asked about, for
+    inherited members).  ``tags`` holds ``"Deprecated"`` for deprecated members, in which
+    case ``deprecated_replacement`` may name what to use instead (``"Destroy"``,
+    ``"Animator:LoadAnimation"``), and ``"NotScriptable"`` for members scripts cannot
+    reach.  ``security`` is the dump's level (``"None"``, ``"PluginSecurity"``,
+    ``"RobloxScriptSecurity"`` ...; ``"read/write"`` for a property whose levels differ).
     """
 
     name: str
@@ -53,35 +70,62 @@ class Member:
     declared_in: str
     tags: tuple[str, ...]
     deprecated_replacement: str | None
+    security: str = "None"
+    returns: str | None = None
 
     @property
     def deprecated(self) -> bool:
         return "Deprecated" in self.tags
 
+    @property
+    def read_security(self) -> str:
+        """The level needed to read the member (or call it)."""
+        return self.security.split("/", 1)[0]
+
+    @property
+    def write_security(self) -> str:
+        """The level needed to assign the member (a property)."""
+        return self.security.rsplit("/", 1)[-1]
+
+    def usable(self, plugin: bool = False) -> bool:
+        """Can a game script (``plugin``: a Studio plugin) read or call this member?"""
+        allowed = PLUGIN_SECURITY if plugin else GAME_SECURITY
+        return self.read_security in allowed and "NotScriptable" not in self.tags
+
 
 def _make_member(name: str, raw: list, declared_in: str) -> Member:
+    """A :class:`Member` from a format-2 entry ``[k, security, text, returns, tags,
+    replacement]`` (trailing empty fields left out; see ``scripts/build_api_data.py``)."""
+    n = len(raw)
     kind = _KINDS.get(raw[0], raw[0])
-    text = raw[1] if len(raw) > 1 else None
-    tags = tuple(raw[2]) if len(raw) > 2 and raw[2] else ()
-    repl = raw[3] if len(raw) > 3 else None
+    security = (raw[1] if n > 1 else "") or "None"
+    text = raw[2] if n > 2 else None
+    returns = raw[3] if n > 3 else None
+    tags = tuple(raw[4]) if n > 4 and raw[4] else ()
+    repl = raw[5] if n > 5 else None
     if kind == "Function":
-        return Member(name, kind, None, text, declared_in, tags, repl)
-    return Member(name, kind, text, None, declared_in, tags, repl)
+        sig = f"{text}: {returns}" if text is not None and returns is not None else text
+        return Member(name, kind, None, sig, declared_in, tags, repl, security, returns)
+    return Member(name, kind, text, None, declared_in, tags, repl, security)
 
 
 class RobloxApi:
     """Queries over the Roblox API facts.
 
     Attributes: ``services`` (class names valid for ``game:GetService``), ``creatable``
-    (class names valid for ``Instance.new``), ``enums`` (``{"Material": ("Air", ...)}``),
-    ``deprecated_globals`` (``{"wait": "task.wait", ...}``), ``provenance`` (dict).
+    (class names valid for ``Instance.new``), ``enums`` (``{"Material": ("Air", ...)}``,
+    current item names), ``enum_legacy_names`` (``{"KeyCode": {"Unknown": "None"}}``: old
+    names that still work), ``enum_deprecated`` (``{"KeyCode": frozenset({"World0", ...})}``;
+    ``""`` in the set: the enum itself), ``deprecated_globals`` (``{"wait": "task.wait",
+    ...}``), ``provenance`` (dict).
     Lookups are case-sensitive, as Roblox's are.  Results of :meth:`member` and
     :meth:`members` are cached per instance.
     """
 
     __slots__ = (
-        "services", "creatable", "enums", "deprecated_globals", "provenance",
-        "_classes", "_datatypes", "_class_names", "_supers", "_members_cache", "_dt_cache",
+        "services", "creatable", "enums", "enum_legacy_names", "enum_deprecated", "deprecated_globals",
+        "provenance", "_classes", "_datatypes", "_class_names", "_supers", "_members_cache", "_dt_cache",
+        "_subclasses", "_subclass_members",
     )
 
     def __init__(self, data: dict[str, Any]) -> None:
@@ -96,6 +140,9 @@ class RobloxApi:
             self.enums: dict[str, tuple[str, ...]] = {k: tuple(v) for k, v in data["enums"].items()}
         except (KeyError, TypeError, AttributeError) as exc:
             raise ApiDataError(f"API data lacks or mistypes a required field: {exc}") from exc
+        self.enum_legacy_names: dict[str, dict[str, str]] = dict(data.get("enum_legacy_names", {}))
+        self.enum_deprecated: dict[str, frozenset[str]] = {
+            k: frozenset(v) for k, v in data.get("enum_deprecated", {}).items()}
         self._datatypes: dict[str, dict] = data.get("datatypes", {})
         self.deprecated_globals: dict[str, str] = dict(data.get("deprecated_globals", {}))
         self.provenance: dict = data.get("provenance", {})
@@ -103,6 +150,8 @@ class RobloxApi:
         self._supers: dict[str, tuple[str, ...]] = {}
         self._members_cache: dict[str, dict[str, Member]] = {}
         self._dt_cache: dict[str, dict[str, Member]] = {}
+        self._subclasses: dict[str, tuple[str, ...]] | None = None
+        self._subclass_members: dict[str, dict[str, Member]] = {}
 
     # --- classes ------------------------------------------------------------------------------
     def has_class(self, name: str) -> bool:
@@ -140,6 +189,46 @@ class RobloxApi:
     def is_a(self, class_name: str, base: str) -> bool:
         """``Instance:IsA`` semantics: ``class_name`` is ``base`` or inherits from it."""
         return base in self.superclasses(class_name)
+
+    def subclasses(self, name: str) -> tuple[str, ...]:
+        """Every class that inherits from ``name``, at any depth (not ``name`` itself;
+        sorted; ``()`` for a leaf or an unknown class)."""
+        if self._subclasses is None:
+            children: dict[str, list[str]] = {}
+            for cls, entry in self._classes.items():
+                if entry[0] is not None:
+                    children.setdefault(entry[0], []).append(cls)
+            out: dict[str, tuple[str, ...]] = {}
+
+            def walk(c: str) -> tuple[str, ...]:
+                got = out.get(c)
+                if got is None:
+                    acc: list[str] = []
+                    for k in children.get(c, ()):
+                        acc.append(k)
+                        acc.extend(walk(k))
+                    got = out[c] = tuple(sorted(set(acc)))
+                return got
+
+            for c in self._classes:
+                walk(c)
+            self._subclasses = out
+        return self._subclasses.get(name, ())
+
+    def subclass_members(self, class_name: str) -> dict[str, Member]:
+        """Members that some subclass of ``class_name`` declares and ``class_name`` itself
+        does not have (``{name: member}``, the first declaring class in name order): what
+        a value only known to be *a* ``class_name`` may also have.  Cached; do not mutate."""
+        got = self._subclass_members.get(class_name)
+        if got is None:
+            own = self.members(class_name)
+            got = {}
+            for sub in self.subclasses(class_name):
+                for mname, raw in self._classes[sub][2].items():
+                    if mname not in own and mname not in got:
+                        got[mname] = _make_member(mname, raw, sub)
+            self._subclass_members[class_name] = got
+        return got
 
     def is_service(self, name: str) -> bool:
         return name in self.services
@@ -209,8 +298,20 @@ class RobloxApi:
         return got
 
     def enum_items(self, enum_name: str) -> tuple[str, ...] | None:
-        """Items of ``Enum.<enum_name>`` or ``None`` when there is no such enum."""
+        """Items of ``Enum.<enum_name>`` (current names) or ``None`` when there is no such enum."""
         return self.enums.get(enum_name)
+
+    def enum_legacy(self, enum_name: str, item: str) -> str | None:
+        """The current name of ``item`` when it is a legacy name of an item of
+        ``Enum.<enum_name>`` (``("RaycastFilterType", "Whitelist")`` -> ``"Include"``);
+        ``None`` otherwise.  Legacy names still work in scripts."""
+        names = self.enum_legacy_names.get(enum_name)
+        return names.get(item) if names else None
+
+    def enum_item_deprecated(self, enum_name: str, item: str) -> bool:
+        """Is ``Enum.<enum_name>.<item>`` tagged ``Deprecated`` (``item`` ``""``: the enum)?"""
+        items = self.enum_deprecated.get(enum_name)
+        return bool(items) and item in items
 
 
 #: Deprecated data type members that are not a lower-case spelling of the current one.
@@ -232,8 +333,8 @@ def _read_api_file(path: Path) -> RobloxApi:
         data = json.loads(raw)
     except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ApiDataError(f"{path}: Roblox API data is corrupt: {exc}") from exc
-    if not isinstance(data, dict) or data.get("format") != 1:
-        raise ApiDataError(f"{path}: not a luaguard Roblox API data file (format 1 expected)")
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise ApiDataError(f"{path}: not a luaguard Roblox API data file (format {FORMAT} expected)")
     try:
         return RobloxApi(data)
     except ApiDataError as exc:

@@ -839,8 +839,10 @@ def _check_property(api, node: Instance, prop: str, fname: str, problems: list[P
                                     severity="warning",
                                     suggestions=(member.deprecated_replacement,) if member.deprecated_replacement else ()))
         return member.type
-    # lower-case names in the API data are legacy serialization aliases (``siz``), not API
-    props = [n for n, m in api.members(cls).items() if m.kind == "Property" and not m.deprecated and n[:1].isupper()]
+    # lower-case names in the API data are legacy serialization aliases (``siz``), not API;
+    # members above PluginSecurity (Studio tools run as plugins) are Roblox's own
+    props = [n for n, m in api.members(cls).items() if m.kind == "Property" and not m.deprecated and n[:1].isupper()
+             and m.usable(plugin=True)]
     sugg = [c for c, _ in rank(prop, props, limit=5)]
     if member is not None:
         msg = f"'{prop}' is a{'n' if member.kind[0] in 'AEIOU' else ''} {member.kind.lower()} of {cls}, not a property."

@@ -163,11 +163,88 @@ def test_processor_validate_params(vllm_processor):
         V.LuaguardLogitsProcessor.validate_params(SP({"luaguard": True, "luaguard_project": "other"}))
 
 
-def test_processor_refuses_model_runner_v2(vllm_processor, monkeypatch):
-    V, proc, *_ = vllm_processor
-    monkeypatch.setenv("VLLM_USE_V2_MODEL_RUNNER", "1")
+def test_model_runner_v2_is_never_a_start_up_failure_unless_luaguard_was_asked_for(vllm_processor, monkeypatch):
+    """Under Model Runner V2 (as vLLM decides it: ``vllm_config.use_v2_model_runner``, or V2's
+    constructor signature) the processor - loaded by the entry point in every engine - logs a
+    warning and does nothing; a server that asked for luaguard (named in
+    ``--logits-processors`` or with projects configured) fails at start with the fix.  The
+    class is a subclass of V2's interface, so V2's loader accepts the entry point."""
+    V, proc, SP, *_ = vllm_processor
+    v2_interface = sys.modules["vllm.v1.worker.gpu.sample.logits_processor.interface"]
+    assert issubclass(V.LuaguardLogitsProcessor, v2_interface.LogitsProcessor)
+    monkeypatch.delenv("LUAGUARD_PROJECTS", raising=False)
+    monkeypatch.delenv("LUAGUARD_SERVING_CONFIG", raising=False)
+    mc = types.SimpleNamespace(**vars(proc.model_config), logits_processors=None)
+    v2_config = types.SimpleNamespace(model_config=mc, use_v2_model_runner=True)
+    for args in ((torch.device("cpu"), False), (types.SimpleNamespace(),)):  # V1's and V2's constructors
+        p = V.LuaguardLogitsProcessor(v2_config, *args)
+        assert p.v2 and not p.add_request(0, SP({"luaguard": True, "luaguard_project": "place"}))
+        logits = torch.zeros(2, 8)
+        assert p.apply(logits, None) is logits and not torch.isinf(logits).any()
+    asked = types.SimpleNamespace(model_config=types.SimpleNamespace(
+        **vars(mc) | {"logits_processors": ["luaguard.serving.vllm:LuaguardLogitsProcessor"]}), use_v2_model_runner=True)
     with pytest.raises(RuntimeError, match="VLLM_USE_V2_MODEL_RUNNER=0"):
-        V.LuaguardLogitsProcessor(types.SimpleNamespace(model_config=proc.model_config), torch.device("cpu"), False)
+        V.LuaguardLogitsProcessor(asked, types.SimpleNamespace())
+    monkeypatch.setenv("LUAGUARD_PROJECTS", f"place={PLACE}")
+    with pytest.raises(RuntimeError, match="VLLM_USE_V2_MODEL_RUNNER=0"):
+        V.LuaguardLogitsProcessor(v2_config, types.SimpleNamespace())
+
+
+def test_a_project_that_breaks_keeps_its_last_good_index(vllm_processor, tmp_path, monkeypatch, caplog):
+    """A project file saved broken while the server runs: the processor keeps guarding with
+    the last good index (a warning in the log), nothing raises in update_state/apply, other
+    projects are untouched; a project that never loaded answers 400 to its own requests only
+    (validate_params) and, should one reach the engine anyway, that row may only end."""
+    import shutil
+
+    import luaguard.serving.config as C
+
+    V, proc, SP, BU, MD, vocab = vllm_processor
+    monkeypatch.setattr(C, "RELOAD_CHECK_SECONDS", 0.0)
+    root = tmp_path / "place"
+    shutil.copytree(PLACE, root)
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "default.project.json").write_text("{ not json")
+    reg = ProjectRegistry({"place": root, "broken": broken, "ok": PLACE})
+    monkeypatch.setattr(V.LuaguardLogitsProcessor, "_registry", reg)
+    tok = proc.tokenizer()
+    prompt = 'local ReplicatedStorage = game:GetService("ReplicatedStorage")\nlocal m = ReplicatedStorage.'
+    ids = tok(prompt, add_special_tokens=False)["input_ids"]
+    x = {"luaguard": True, "luaguard_project": "place", "luaguard_prompt": prompt}
+    proc.update_state(BU(1, [], [(0, SP(x), ids, [])], []))
+    logits = torch.zeros(1, vocab)
+    proc.apply(logits)
+    want = torch.isinf(logits[0]).clone()
+    assert want.any() and not want.all()
+    # the project file breaks while the server runs
+    (root / "default.project.json").write_text('{"name": "place", "tree": ')
+    import os
+
+    os.utime(root / "default.project.json", ns=(1, 3_000_000_000_000_000_000))
+    caplog.set_level("WARNING", logger="luaguard.serving")
+    V.LuaguardLogitsProcessor.validate_params(SP(x))  # still guarded: the last good index
+    proc.update_state(BU(2, [], [(1, SP(x), ids, [])], []))
+    logits = torch.zeros(2, vocab)
+    proc.apply(logits)
+    assert torch.equal(torch.isinf(logits[1]), want) and torch.equal(torch.isinf(logits[0]), want)
+    assert "keeping its last good index" in caplog.text
+    assert reg.require("place").error is not None
+    # a project that never loaded: 400 for its requests, others unaffected
+    with pytest.raises(ValueError, match="broken"):
+        V.LuaguardLogitsProcessor.validate_params(SP({"luaguard": True, "luaguard_project": "broken"}))
+    V.LuaguardLogitsProcessor.validate_params(SP({"luaguard": True, "luaguard_project": "ok"}))
+    proc.update_state(BU(3, [], [(2, SP({"luaguard": True, "luaguard_project": "broken"}), ids, [])], []))
+    logits = torch.zeros(3, vocab)
+    proc.apply(logits)  # (no exception in the engine step)
+    assert proc.failed == 1
+    allowed = (~torch.isinf(logits[2])).nonzero().flatten().tolist()
+    assert allowed == [tok.eos_token_id]
+    assert torch.equal(torch.isinf(logits[0]), want)
+    # fixed on disk: the project reloads
+    shutil.copy(PLACE / "default.project.json", root / "default.project.json")
+    os.utime(root / "default.project.json", ns=(1, 4_000_000_000_000_000_000))
+    assert reg.require("place").engine() is not None and reg.require("place").error is None
 
 
 # -- the language server's completion endpoint ------------------------------------------------

@@ -67,7 +67,7 @@ class RemoteCompletionEngine:
                 return None
         return p.as_posix() if not p.is_absolute() else None
 
-    def complete(self, request, project=None, runtime_names=None, cancelled=None):
+    def complete(self, request, contract=None, cancelled=None):
         """Post ``request`` (a :class:`~luaguard.guard.completion_types.CompletionRequest`);
         returns a :class:`~luaguard.guard.completion_types.Completion`.  Raises
         :class:`EndpointError`."""

@@ -316,3 +316,44 @@ def test_endpoint_setting_must_be_an_http_url():
     got = _section(CompletionSettings, Settings().completion, {"endpoint": "http://gpu:8000/v1",
                                                                "endpointProject": "place"}, "lsp", "completion", [])
     assert got.endpoint == "http://gpu:8000/v1" and got.endpoint_project == "place"
+
+
+# -- one guard constructor ---------------------------------------------------------------------
+def test_every_front_end_builds_the_same_guard(vllm_processor):
+    """``Guard.for_model`` (the Hugging Face example), the vLLM registry and processor, and the
+    language server's completion engine all build their guard with ``project_guard`` from the
+    engine's ``guard_contract``: on the same prompt they give the same mask (each from its own
+    index and tokenizer object), which accepts a name the project's scripts create at run
+    time (``leaderstats``), where a guard of the bare project index would not."""
+    from luaguard.engine import Engine
+    from luaguard.guard.generate import CompletionEngine
+    from luaguard.guard.matcher import Guard, guard_for
+    from luaguard.guard.model import default_model_path, load_model
+    from luaguard.guard.processor import GuardLogitsProcessor
+
+    V, proc, SP, BU, MD, vocab = vllm_processor
+    tok = proc.tokenizer()
+    rel = "src/server/Services/LeaderstatsService.luau"
+    prompt = 'local Players = game:GetService("Players")\nlocal stats = Players.LocalPlayer:WaitForChild("'
+    contract = Engine(PLACE).guard_contract(PLACE / rel)
+    hf = Guard.for_model(tok, vocab, contract)
+    served = proc.registry().require("place").guard(tok, vocab, rel)
+    lsp = CompletionEngine(loaded=load_model(default_model_path())).guard(contract)
+    assert hf is Guard.for_model(tok, vocab, contract)  # (cached)
+    want = hf.mask(hf.start(prompt, scripts=contract.scripts)).banned_row(vocab)
+    for g, scripts in ((served, proc.registry().require("place").scripts(rel)), (lsp, contract.scripts)):
+        assert g is not hf and np.array_equal(g.mask(g.start(prompt, scripts=scripts)).banned_row(vocab), want)
+    bare = guard_for(hf.table, contract.project)
+    assert not np.array_equal(want, bare.mask(bare.start(prompt, scripts=contract.scripts)).banned_row(vocab))
+    leader = tok.encode("leaderstats", add_special_tokens=False)[0]
+    assert not want[leader]
+    # the processors apply exactly that mask
+    scores = torch.zeros(2, vocab)
+    ids = torch.tensor([tok.encode(prompt, add_special_tokens=False)] * 2)
+    GuardLogitsProcessor(hf, [prompt], scripts=contract.scripts)(ids, scores)
+    assert all(np.array_equal(torch.isinf(scores[r]).numpy(), want) for r in range(2))
+    x = {"luaguard": True, "luaguard_project": "place", "luaguard_file": rel, "luaguard_prompt": prompt}
+    proc.update_state(BU(1, [], [(0, SP(x), ids[0].tolist(), [])], []))
+    logits = torch.zeros(1, vocab)
+    proc.apply(logits)
+    assert np.array_equal(torch.isinf(logits[0]).numpy(), want)

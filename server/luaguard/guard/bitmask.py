@@ -70,7 +70,8 @@ class PackedMasks:
     ``bits``: ``(capacity, n_words(width))`` ``int32`` tensor on the device; row 0 is the
     EOS-only mask (a sequence whose token the guard had not allowed may only end).  When a
     step needs more new rows than are free, every row but EOS's is dropped first (the masks
-    themselves stay cached in the guard: re-packing one costs ~0.1 ms at 152k ids).
+    themselves stay cached in the guard with their packed words: copying one back is cheap),
+    and the tensor grows when one step alone needs more rows than it holds.
     """
 
     def __init__(self, guard, device: Any, width: int, capacity: int = DEFAULT_CAPACITY) -> None:
@@ -114,6 +115,8 @@ class PackedMasks:
                 self._next = 1
                 self.stats["cleared"] += 1
                 missing = {k: c for k, c in zip(keys, cursors) if k is not None}
+                if 1 + len(missing) > self.capacity:  # one step needs more rows than it holds
+                    self._grow(2 * (1 + len(missing)))
             new = []
             for k, c in missing.items():
                 s = slot[k] = self._next
@@ -122,6 +125,15 @@ class PackedMasks:
             self.stats["packed"] += len(new)
             self._write(new)
             return [0 if k is None else slot[k] for k in keys]
+
+    def _grow(self, capacity: int) -> None:
+        import torch
+
+        bits = torch.zeros((capacity, self.words), dtype=torch.int32, device=self.device)
+        bits[0] = self.bits[0]  # (the EOS-only row)
+        self.bits, self.capacity = bits, capacity
+        if self._host is not None:
+            self._host = bits.numpy()
 
     def _write(self, rows: list[tuple[int, np.ndarray]]) -> None:
         if self._host is not None:

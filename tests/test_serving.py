@@ -357,3 +357,26 @@ def test_every_front_end_builds_the_same_guard(vllm_processor):
     logits = torch.zeros(1, vocab)
     proc.apply(logits)
     assert np.array_equal(torch.isinf(logits[0]).numpy(), want)
+
+
+def test_tables_and_guards_are_built_when_the_processor_starts(vllm_processor, monkeypatch):
+    """The processor loads the tokenizer, builds its token table and trie and each project's
+    guard in ``__init__``; a request's ``update_state``/``apply`` builds none of them."""
+    import luaguard.guard.token_bytes as TB
+    import luaguard.guard.vocab as VO
+
+    V, proc, SP, BU, MD, vocab = vllm_processor
+    table = TB.token_table(proc.tokenizer(), vocab)
+    assert "vocab_trie" in table._derived
+
+    def refuse(*a, **k):
+        raise AssertionError("built inside the engine step")
+
+    monkeypatch.setattr(TB, "_cached_or_built", refuse)
+    monkeypatch.setattr(VO.VocabTrie, "__init__", refuse)
+    x = {"luaguard": True, "luaguard_project": "place", "luaguard_file": "src/server/Bootstrap.server.luau"}
+    ids = proc.tokenizer().encode("local x = game.", add_special_tokens=False)
+    proc.update_state(BU(1, [], [(0, SP(x), ids, [])], []))
+    logits = torch.zeros(1, vocab)
+    proc.apply(logits)
+    assert torch.isinf(logits[0]).any() and proc.failed == 0

@@ -10,7 +10,7 @@ same.
 **File.**  ``<cache dir>/tables/<key>.npz`` (numpy's archive of plain arrays, read with
 ``allow_pickle=False``): the token bytes (one byte string and the lengths), the trie's records
 and per-node columns (:meth:`~.vocab.VocabTrie.to_arrays`) and a JSON header with the key,
-the format, the table's fields and a SHA-256 digest of the arrays.  A file is used only when
+the format, the table's fields and a SHA-256 digest of those fields and the arrays.  A file is used only when
 its header names the key asked for and the digest matches (a truncated, foreign or corrupt
 file is ignored and rebuilt); it is written to a temporary file in the same folder and
 renamed into place (atomic), so concurrent processes never read a half-written file.
@@ -70,8 +70,9 @@ def table_key(tokenizer: Any, width: int, eos: frozenset[int]) -> str:
     return h.hexdigest()
 
 
-def _digest(arrays: dict[str, np.ndarray]) -> str:
-    h = hashlib.sha256()
+def _digest(header: dict[str, Any], arrays: dict[str, np.ndarray]) -> str:
+    """SHA-256 of the header's fields (but the digest) and of every array."""
+    h = hashlib.sha256(json.dumps({k: v for k, v in header.items() if k != "digest"}, sort_keys=True).encode())
     for name in sorted(arrays):
         a = np.ascontiguousarray(arrays[name])
         h.update(f"{name}:{a.dtype.str}:{a.shape}".encode())
@@ -85,7 +86,8 @@ def save(key: str, header: dict[str, Any], arrays: dict[str, np.ndarray]) -> Pat
     folder = cache_dir()
     if folder is None:
         return None
-    head = dict(header, key=key, format=FORMAT, digest=_digest(arrays))
+    head = dict(header, key=key, format=FORMAT)
+    head["digest"] = _digest(head, arrays)
     try:
         folder.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{key[:16]}-", suffix=".tmp")
@@ -115,7 +117,7 @@ def load(key: str) -> tuple[dict[str, Any], dict[str, np.ndarray]] | None:
         with np.load(path, allow_pickle=False) as z:
             arrays = {name: z[name] for name in z.files}
         head = json.loads(arrays.pop("header").tobytes())
-        if head.get("key") != key or head.get("format") != FORMAT or head.get("digest") != _digest(arrays):
+        if head.get("key") != key or head.get("format") != FORMAT or head.get("digest") != _digest(head, arrays):
             raise ValueError("the file does not match its key or digest")
     except Exception as exc:  # noqa: BLE001 - a bad cache file is rebuilt, never fatal
         log.warning("luaguard: ignoring the cached token table %s: %s", path, exc)

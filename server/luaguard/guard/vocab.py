@@ -347,6 +347,11 @@ class VocabTrie:
         kids = np.fromiter(chain.from_iterable(pairs), dtype=np.int32, count=2 * n_kids)
         return nodes.tobytes(), groups.tobytes(), kids.tobytes()
 
+    def most_groups(self) -> int:
+        """The most child groups of one node (from the records: no per-node list is made)."""
+        nodes = np.frombuffer(self.records[0], dtype=np.int32).reshape(-1, 8)
+        return int((nodes[:, 7] - nodes[:, 6]).max()) if len(nodes) else 0
+
     def to_arrays(self) -> dict[str, np.ndarray]:
         """The trie as plain arrays (:mod:`.table_cache` stores them): :attr:`records`, the
         rank order, the per-node columns the records lack and the per-layer values."""
@@ -873,7 +878,7 @@ class MaskEngine:
         self._nobyte_all = tail
         self._nobyte_no_eos = tail[~np.isin(tail, self._eos)] if len(eos) else tail
         self.stats = {"walks": 0, "memo_hits": 0, "steps": 0, "masks": 0, "mask_hits": 0, "layer_hits": 0}
-        self._gspan = max((len(g) for g in self.trie.groups), default=0) + 1
+        self._gspan = self.trie.most_groups() + 1
         #: the walk runs compiled (``_walk.c``) unless ``compiled=False``, the module is not
         #: built, or :data:`PURE_PYTHON_ENV` is set; both walks give the same results
         self.compiled = _CWalker is not None and compiled and not os.environ.get(PURE_PYTHON_ENV)

@@ -33,6 +33,16 @@ collections do not traverse the model's and torch's objects); ``--no-settle`` le
 
 Run: ``python bench/guard_eval.py`` (default model, 220 prompts, 32 new tokens), ``--quick``
 for a small run, ``--model DIR`` for another local model, ``--json FILE`` to save figures.
+
+``--model-config NAME [--device cuda]`` is a timing-only run at a production shape: a model of
+that shape (:data:`MODEL_SHAPES`: Qwen2.5-Coder 0.5B, 1.5B and 7B, and ``tiny-151k`` for a quick
+check) with random weights on the device (bf16 on CUDA, fp32 on CPU), Qwen2.5's real
+tokenizer (tests/real_tokenizers.py) and ``GuardLogitsProcessor`` with the sample place's guard
+(``Guard.for_model`` of the engine's contract); ``transformers``' greedy ``generate`` of
+``--max-new-tokens`` tokens from prompts cut from the sample place (their last 360 tokens), at
+batch 1 and 8: milliseconds per step unguarded, guarded on the first pass (the guard's caches
+cold) and again (warm), and guarded/plain.  Random weights: the figures are the guard's cost
+per step against a real forward pass, not completion quality.
 """
 
 from __future__ import annotations
@@ -124,9 +134,96 @@ def pct(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, round(q * (len(values) - 1)))]
 
 
+#: model shapes for ``--model-config`` (the architecture of the public Qwen2.5-Coder configs;
+#: weights are random)
+MODEL_SHAPES = {
+    "qwen2.5-coder-0.5b": dict(hidden_size=896, intermediate_size=4864, num_hidden_layers=24, num_attention_heads=14,
+                               num_key_value_heads=2, vocab_size=151936, tie_word_embeddings=True),
+    "qwen2.5-coder-1.5b": dict(hidden_size=1536, intermediate_size=8960, num_hidden_layers=28, num_attention_heads=12,
+                               num_key_value_heads=2, vocab_size=151936, tie_word_embeddings=True),
+    "qwen2.5-coder-7b": dict(hidden_size=3584, intermediate_size=18944, num_hidden_layers=28, num_attention_heads=28,
+                             num_key_value_heads=4, vocab_size=152064, tie_word_embeddings=False),
+    "tiny-151k": dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=2,
+                      num_key_value_heads=1, vocab_size=151936, tie_word_embeddings=True),
+}
+
+
+def model_config_timing(args) -> int:
+    """``--model-config``: guarded/plain per step at a production shape (see the module docstring)."""
+    import torch
+    from real_tokenizers import real_tokenizer
+    from transformers import AutoModelForCausalLM, LogitsProcessorList, Qwen2Config
+
+    from luaguard.engine import Engine
+    from luaguard.guard.matcher import Guard
+    from luaguard.guard.processor import GuardLogitsProcessor
+
+    if args.model_config not in MODEL_SHAPES:
+        raise SystemExit(f"--model-config: one of {', '.join(MODEL_SHAPES)}")
+    dev = args.device
+    cuda = dev.startswith("cuda")
+    dtype = torch.bfloat16 if cuda else torch.float32
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    tok = real_tokenizer("qwen2.5")
+    cfg = Qwen2Config(**MODEL_SHAPES[args.model_config], max_position_embeddings=4096, rope_theta=1e6,
+                      bos_token_id=tok.eos_token_id, eos_token_id=tok.eos_token_id)
+    t0 = time.perf_counter()
+    with torch.device(dev):
+        model = AutoModelForCausalLM.from_config(cfg, dtype=dtype).eval()
+    name = torch.cuda.get_device_name(0) if cuda else "CPU"
+    print(f"{args.model_config}: {sum(p.numel() for p in model.parameters()):,} parameters (random), {dtype} on {dev} "
+          f"({name}), made in {time.perf_counter() - t0:.1f}s; tokenizer qwen2.5; {args.max_new_tokens} new tokens")
+    engine = Engine(SAMPLES)
+    t0 = time.perf_counter()
+    guard = Guard.for_model(tok, cfg.vocab_size, engine.guard_contract())
+    print(f"guard ready in {time.perf_counter() - t0:.1f}s (token tables from the disk cache when present)")
+    items = []
+    for rel, text, off, _kind in cut_prompts(8, 8, args.seed):
+        ids = tok(text[:off], add_special_tokens=False)["input_ids"][-360:]
+        if len(ids) == 360:
+            items.append((rel, ids))
+
+    def run(batch, guarded: bool) -> float:
+        ids = torch.tensor([i for _r, i in batch], device=dev)
+        procs = None
+        if guarded:
+            roots = [guard.start(tok.decode(i), scripts=engine.guard_contract(r).scripts) for r, i in batch]
+            procs = LogitsProcessorList([GuardLogitsProcessor(guard, roots)])
+        if cuda:
+            torch.cuda.synchronize()
+        t = time.perf_counter()
+        with torch.no_grad():
+            model.generate(ids, attention_mask=torch.ones_like(ids), logits_processor=procs, do_sample=False,
+                           max_new_tokens=args.max_new_tokens, min_new_tokens=args.max_new_tokens,
+                           pad_token_id=tok.eos_token_id)
+        if cuda:
+            torch.cuda.synchronize()
+        return 1e3 * (time.perf_counter() - t) / args.max_new_tokens
+
+    print(f"{'batch':>5} {'plain ms/step':>14} {'guarded cold':>13} {'guarded warm':>13} {'warm/plain':>11}")
+    for b in (1, 8):
+        groups = [items[i:i + b] for i in range(0, len(items) - b + 1, b)][:args.groups] or [items[:b]]
+        run(groups[0], False)  # (warm-up: kernels, allocator)
+        plain, cold, warm = [], [], []
+        for g in groups:
+            cold.append(run(g, True))
+            for _ in range(args.reps):
+                plain.append(run(g, False))
+                warm.append(run(g, True))
+        p, c, w = statistics.median(plain), statistics.median(cold), statistics.median(warm)
+        print(f"{b:>5} {p:>14.2f} {c:>13.2f} {w:>13.2f} {w / p:>11.3f}")
+    print("(target: guarded/plain <= 1.03 at batch 1 and 8 on a GPU)")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default=None, help="model folder (default: the shipped model)")
+    ap.add_argument("--model-config", help=f"timing only, a random model of this shape ({', '.join(MODEL_SHAPES)})")
+    ap.add_argument("--device", default="cpu", help="--model-config: where the model runs (cuda: a GPU)")
+    ap.add_argument("--groups", type=int, default=3, help="--model-config: prompt groups per batch size")
+    ap.add_argument("--reps", type=int, default=2, help="--model-config: plain/guarded repetitions per group")
     ap.add_argument("--path-prompts", type=int, default=120)
     ap.add_argument("--statement-prompts", type=int, default=100)
     ap.add_argument("--max-new-tokens", type=int, default=32)
@@ -147,6 +244,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="20 + 20 prompts, 16 new tokens")
     ap.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     args = ap.parse_args(argv)
+    if args.model_config:
+        if args.max_new_tokens == 32 and args.quick:
+            args.max_new_tokens = 16
+        return model_config_timing(args)
     if args.quick:
         args.path_prompts, args.statement_prompts, args.max_new_tokens = 20, 20, 16
 

@@ -90,7 +90,7 @@ def guard_only(args) -> int:
     name = torch.cuda.get_device_name(0) if dev.startswith("cuda") else cpu_name()
     if args.tokenizer:
         tok, width, label = load_tokenizer(args.tokenizer, args.width)
-        build = guard_building(tok, width)
+        build = guard_building(args.tokenizer, width)
         items, seqs = file_items(tok, args.prompts, args.max_tokens)
         source = "real continuations of the sample place's files"
     else:
@@ -170,50 +170,67 @@ def load_tokenizer(spec: str, width: int | None):
     return tok, width or len(tok), path.name
 
 
-def guard_building(tok, width: int) -> dict[str, str]:
-    """Seconds to build the token table and trie with no disk cache (a private cache folder:
-    then written), to load them from that cache, to make the sample place's guard from them,
-    and the resident memory each adds."""
+_BUILD_SCRIPT = r"""
+import json, os, sys, time
+sys.path.insert(0, sys.argv[1] + "/tests"); sys.path.insert(0, sys.argv[1] + "/bench")
+import serving
+tok, width, _label = serving.load_tokenizer(sys.argv[2], int(sys.argv[3]))
+from luaguard.engine import Engine
+from luaguard.guard.matcher import project_guard
+from luaguard.guard.token_bytes import token_table
+from luaguard.guard.vocab import vocab_trie
+out = {}
+contract = Engine(serving.PLACE).guard_contract()
+m0 = serving.rss_mb()
+t0 = time.perf_counter()
+table = token_table(tok, width)
+vocab_trie(table)
+out["tables"] = time.perf_counter() - t0
+m1 = serving.rss_mb()
+t0 = time.perf_counter()
+guard = project_guard(table, contract)
+out["guard"] = time.perf_counter() - t0
+m2 = serving.rss_mb()
+if sys.argv[4] == "replay":
+    for path in sorted((serving.PLACE / "src").rglob("*.luau"))[:int(sys.argv[5])]:
+        cur = guard.start("", scripts=Engine(serving.PLACE).guard_contract(path).scripts)
+        for t in tok(path.read_text(), add_special_tokens=False)["input_ids"]:
+            guard.packed("cpu", width).slots([cur])
+            nxt = guard.advance(cur, t)
+            cur = nxt if nxt is not None else guard.start("")
+    out["masks"] = guard.engine.stats["masks"]
+m3 = serving.rss_mb()
+out.update(tables_mb=m1 - m0, guard_mb=m2 - m1, used_mb=m3 - m2, total_mb=m3 - m0)
+print(json.dumps(out))
+"""
+
+
+def guard_building(spec: str, width: int, files: int = 6) -> dict[str, str]:
+    """In fresh processes (a private disk cache): seconds to build the token table and trie
+    with no disk cache (written then), to load them from the cache, to make the sample place's
+    guard from them; and the resident memory of one guard: tables, guard, and after its masks
+    for ``files`` sample files (packed on the CPU) - what a serving worker holds per tokenizer
+    and project."""
+    import json
+    import subprocess
     import tempfile
 
-    import luaguard.guard.token_bytes as TB
-    from luaguard.engine import Engine
-    from luaguard.guard.matcher import project_guard
-    from luaguard.guard.vocab import vocab_trie
+    def run(*extra: str) -> dict:
+        got = subprocess.run([sys.executable, "-c", _BUILD_SCRIPT, str(REPO), spec, str(width), *extra],
+                             capture_output=True, text=True, env=env, timeout=1800)
+        if got.returncode:
+            raise SystemExit(f"guard building failed:\n{got.stderr[-2000:]}")
+        return json.loads(got.stdout.strip().splitlines()[-1])
 
-    out = {}
-    saved = os.environ.get("LUAGUARD_CACHE_DIR")
     with tempfile.TemporaryDirectory() as tmp:
-        os.environ["LUAGUARD_CACHE_DIR"] = tmp
-        try:
-            m0 = rss_mb()
-            t0 = time.perf_counter()
-            vocab_trie(TB.token_table(tok, width))
-            out["first build (table + trie, written to the cache)"] = f"{time.perf_counter() - t0:.2f} s"
-            TB._CACHE.pop(tok, None)
-            import gc
-
-            gc.collect()
-            m1 = rss_mb()
-            t0 = time.perf_counter()
-            table = TB.token_table(tok, width)
-            vocab_trie(table)
-            out["cached load"] = f"{time.perf_counter() - t0:.2f} s"
-            out["table + trie resident"] = f"{rss_mb() - m1:,.0f} MB"
-        finally:
-            if saved is None:
-                os.environ.pop("LUAGUARD_CACHE_DIR", None)
-            else:
-                os.environ["LUAGUARD_CACHE_DIR"] = saved
-    contract = Engine(PLACE).guard_contract()
-    m2 = rss_mb()
-    t0 = time.perf_counter()
-    g = project_guard(table, contract)
-    out["guard from the tables"] = f"{time.perf_counter() - t0:.2f} s"
-    out["guard resident (empty caches)"] = f"{rss_mb() - m2:,.0f} MB"
-    del g
-    _ = m0
-    return out
+        env = dict(os.environ, LUAGUARD_CACHE_DIR=tmp)
+        first = run("none")
+        cached = run("replay", str(files))
+    return {"first build (table + trie, written to the disk cache)": f"{first['tables']:.2f} s",
+            "cached load": f"{cached['tables']:.2f} s", "guard from the tables": f"{cached['guard']:.2f} s",
+            "resident: tables + trie": f"{cached['tables_mb']:,.0f} MB", "guard": f"{cached['guard_mb']:,.0f} MB",
+            f"after {cached['masks']:,} masks ({files} sample files)": f"+{cached['used_mb']:,.0f} MB",
+            "one guard in all": f"{cached['total_mb']:,.0f} MB"}
 
 
 def file_items(tok, n: int, steps: int):

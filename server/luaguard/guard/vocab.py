@@ -48,7 +48,6 @@ from typing import Any
 
 import numpy as np
 
-from .bitmask import pack
 from .automaton import (
     _CLASS,
     C_BAD,
@@ -72,6 +71,7 @@ from .automaton import (
     projection_args,
     projection_is_identity,
 )
+from .bitmask import pack
 from .placeholders import BANNED, block_matcher, comment_matcher, string_matcher
 from .token_bytes import TokenTable
 
@@ -484,7 +484,7 @@ class TokenMask:
         self.keep = keep
         self.ban = ban
         self._ids = ids
-        self._tensors: dict[Any, tuple] = {}
+        self._tensors: dict[Any, Any] = {}  # device -> the packed words there (bitmask.apply_mask_)
         self._set: frozenset[int] | None = None
         self._dense: np.ndarray | None = None
         self._packed: np.ndarray | None = None
@@ -557,8 +557,6 @@ class TokenMask:
         """The mask as packed ``int32`` words (:mod:`.bitmask`: bit ``t % 32`` of word
         ``t // 32`` set when token ``t`` is allowed; ``n_words(size)`` words), made once."""
         if self._packed is None:
-            from .bitmask import pack
-
             self._packed = pack(self._dense if self._dense is not None else self._banned_row(self.size))
         return self._packed
 

@@ -33,6 +33,17 @@ collections do not traverse the model's and torch's objects); ``--no-settle`` le
 
 Run: ``python bench/guard_eval.py`` (default model, 220 prompts, 32 new tokens), ``--quick``
 for a small run, ``--model DIR`` for another local model, ``--json FILE`` to save figures.
+
+``--model-config NAME [--device cuda]`` is a timing-only run at a production shape: a model of
+that shape (:data:`MODEL_SHAPES`: Qwen2.5-Coder 0.5B, 1.5B and 7B, and ``tiny-151k`` for a quick
+check) with random weights on the device (bf16 on CUDA, fp32 on CPU), Qwen2.5's real
+tokenizer (tests/real_tokenizers.py) and ``GuardLogitsProcessor`` with the sample place's guard
+(``Guard.for_model`` of the engine's contract); ``transformers``' greedy ``generate`` of
+``--max-new-tokens`` tokens from prompts cut from the sample place (their last
+``--prompt-tokens``, 360), at batch 1 and 8: milliseconds per decoding step (the prompt's
+prefill left out: a generation of N tokens less one of 1) unguarded, guarded on the first pass
+(the guard's caches cold) and again (warm), and guarded/plain.  Random weights: the figures are the guard's cost
+per step against a real forward pass, not completion quality.
 """
 
 from __future__ import annotations
@@ -124,9 +135,120 @@ def pct(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, round(q * (len(values) - 1)))]
 
 
+#: model shapes for ``--model-config`` (the architecture of the public Qwen2.5-Coder configs;
+#: weights are random)
+MODEL_SHAPES = {
+    "qwen2.5-coder-0.5b": dict(hidden_size=896, intermediate_size=4864, num_hidden_layers=24, num_attention_heads=14,
+                               num_key_value_heads=2, vocab_size=151936, tie_word_embeddings=True),
+    "qwen2.5-coder-1.5b": dict(hidden_size=1536, intermediate_size=8960, num_hidden_layers=28, num_attention_heads=12,
+                               num_key_value_heads=2, vocab_size=151936, tie_word_embeddings=True),
+    "qwen2.5-coder-7b": dict(hidden_size=3584, intermediate_size=18944, num_hidden_layers=28, num_attention_heads=28,
+                             num_key_value_heads=4, vocab_size=152064, tie_word_embeddings=False),
+    "tiny-151k": dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=2,
+                      num_key_value_heads=1, vocab_size=151936, tie_word_embeddings=True),
+}
+
+
+def model_config_timing(args) -> int:
+    """``--model-config``: guarded/plain per step at a production shape (see the module docstring)."""
+    import torch
+    from real_tokenizers import real_tokenizer
+    from transformers import AutoModelForCausalLM, LogitsProcessorList, Qwen2Config
+
+    from luaguard.engine import Engine
+    from luaguard.guard.matcher import Guard
+    from luaguard.guard.processor import GuardLogitsProcessor
+
+    if args.model_config not in MODEL_SHAPES:
+        raise SystemExit(f"--model-config: one of {', '.join(MODEL_SHAPES)}")
+    dev = args.device
+    cuda = dev.startswith("cuda")
+    dtype = torch.bfloat16 if cuda else torch.float32
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    tok = real_tokenizer("qwen2.5")
+    cfg = Qwen2Config(**MODEL_SHAPES[args.model_config], max_position_embeddings=4096, rope_theta=1e6,
+                      bos_token_id=tok.eos_token_id, eos_token_id=tok.eos_token_id)
+    t0 = time.perf_counter()
+    with torch.device(dev):
+        model = AutoModelForCausalLM.from_config(cfg, dtype=dtype).eval()
+    name = torch.cuda.get_device_name(0) if cuda else "CPU"
+    print(f"{args.model_config}: {sum(p.numel() for p in model.parameters()):,} parameters (random), {dtype} on {dev} "
+          f"({name}), made in {time.perf_counter() - t0:.1f}s; tokenizer qwen2.5; {args.max_new_tokens} new tokens")
+    engine = Engine(SAMPLES)
+    t0 = time.perf_counter()
+    guard = Guard.for_model(tok, cfg.vocab_size, engine.guard_contract())
+    print(f"guard ready in {time.perf_counter() - t0:.1f}s (token tables from the disk cache when present)")
+    items = []
+    n_prompt = args.prompt_tokens
+    for rel, text, off, _kind in cut_prompts(8, 8, args.seed):
+        ids = tok(text[:off], add_special_tokens=False)["input_ids"][-n_prompt:]
+        if len(ids) == n_prompt:
+            items.append((rel, ids))
+
+    own = [0.0, 0]  # the processor's own seconds and calls, over the guarded generations of N tokens
+
+    class Timed(GuardLogitsProcessor):
+        def __call__(self, input_ids, scores):
+            t = time.perf_counter()
+            out = super().__call__(input_ids, scores)
+            if cuda:
+                torch.cuda.synchronize()
+            own[0] += time.perf_counter() - t
+            own[1] += 1
+            return out
+
+    def generate(batch, guarded: bool, n: int) -> float:
+        ids = torch.tensor([i for _r, i in batch], device=dev)
+        procs = None
+        if guarded:
+            roots = [guard.start(tok.decode(i), scripts=engine.guard_contract(r).scripts) for r, i in batch]
+            procs = LogitsProcessorList([(Timed if n > 1 else GuardLogitsProcessor)(guard, roots)])
+        if cuda:
+            torch.cuda.synchronize()
+        t = time.perf_counter()
+        with torch.no_grad():
+            model.generate(ids, attention_mask=torch.ones_like(ids), logits_processor=procs, do_sample=False,
+                           max_new_tokens=n, min_new_tokens=n, pad_token_id=tok.eos_token_id)
+        if cuda:
+            torch.cuda.synchronize()
+        return time.perf_counter() - t
+
+    def run(batch, guarded: bool) -> float:
+        """Milliseconds per decoding step: a generation of N tokens less one of 1 (the prompt's
+        prefill and the first step), over N - 1."""
+        n = args.max_new_tokens
+        return 1e3 * (generate(batch, guarded, n) - generate(batch, guarded, 1)) / (n - 1)
+
+    print(f"{'batch':>5} {'plain ms/step':>14} {'guarded cold':>13} {'guarded warm':>13} {'warm/plain':>11} "
+          f"{'guard ms/step':>14} {'1 + guard/plain':>16}")
+    for b in (1, 8):
+        groups = [items[i:i + b] for i in range(0, len(items) - b + 1, b)][:args.groups] or [items[:b]]
+        run(groups[0], False)  # (warm-up: kernels, allocator)
+        plain, cold, warm = [], [], []
+        for g in groups:
+            cold.append(run(g, True))
+            own[:] = [0.0, 0]
+            for _ in range(args.reps):
+                plain.append(run(g, False))
+                warm.append(run(g, True))
+        p, c, w = statistics.median(plain), statistics.median(cold), statistics.median(warm)
+        g_ms = 1e3 * own[0] / max(own[1], 1)
+        print(f"{b:>5} {p:>14.2f} {c:>13.2f} {w:>13.2f} {w / p:>11.3f} {g_ms:>14.3f} {1 + g_ms / p:>16.4f}")
+    print("(guard ms/step: GuardLogitsProcessor's own time per step, warm; on a shared host the end-to-end ratio "
+          "is noisy and 1 + guard/plain is the steadier estimate. Target: guarded/plain <= 1.03 at batch 1 and 8 "
+          "on a GPU)")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default=None, help="model folder (default: the shipped model)")
+    ap.add_argument("--model-config", help=f"timing only, a random model of this shape ({', '.join(MODEL_SHAPES)})")
+    ap.add_argument("--device", default="cpu", help="--model-config: where the model runs (cuda: a GPU)")
+    ap.add_argument("--groups", type=int, default=3, help="--model-config: prompt groups per batch size")
+    ap.add_argument("--reps", type=int, default=2, help="--model-config: plain/guarded repetitions per group")
+    ap.add_argument("--prompt-tokens", type=int, default=360, help="--model-config: prompt length in tokens")
     ap.add_argument("--path-prompts", type=int, default=120)
     ap.add_argument("--statement-prompts", type=int, default=100)
     ap.add_argument("--max-new-tokens", type=int, default=32)
@@ -147,6 +269,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="20 + 20 prompts, 16 new tokens")
     ap.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     args = ap.parse_args(argv)
+    if args.model_config:
+        if args.max_new_tokens == 32 and args.quick:
+            args.max_new_tokens = 16
+        return model_config_timing(args)
     if args.quick:
         args.path_prompts, args.statement_prompts, args.max_new_tokens = 20, 20, 16
 

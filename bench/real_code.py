@@ -18,7 +18,10 @@ Printed, for the valid files:
   guard of its own project (``script`` bound to the file's instances), primed with its first
   line and again from a random line, for each tokenizer of ``--tokenizers`` (``default``:
   the shipped model's; ``byte_level`` and ``metaspace``: the byte-level BPE and the
-  SentencePiece-style tokenizers the tests train on the samples).  A refusal is a *miss*
+  SentencePiece-style tokenizers the tests train on the samples; ``qwen2.5``, ``qwen3.6``,
+  ``deepseek``: the real production tokenizers of tests/real_tokenizers.py, at their models'
+  logits widths).  The guard is the one every front end builds
+  (:func:`~luaguard.guard.matcher.project_guard` of the engine's ``guard_contract``).  A refusal is a *miss*
   when the patch-mode linter reports no error on the lines of the refused token; after a
   refusal the replay goes on from the next line.  Every ``--mask-every``-th token is also
   checked against the guard's mask for its position (what a decoding loop applies): a mask
@@ -147,10 +150,15 @@ def tokenizer(name: str):
 
             tok = metaspace_tokenizer()
         else:
-            raise SystemExit(f"unknown tokenizer {name!r}")
-        from luaguard.guard.token_bytes import token_table
+            from real_tokenizers import WIDTHS, real_tokenizer
 
-        _TOKENIZERS[name] = tok = (tok, token_table(tok))
+            if name not in WIDTHS:
+                raise SystemExit(f"unknown tokenizer {name!r} (default, byte_level, metaspace, {', '.join(WIDTHS)})")
+            tok = real_tokenizer(name)
+        from luaguard.guard.token_bytes import token_table
+        from real_tokenizers import WIDTHS
+
+        _TOKENIZERS[name] = tok = (tok, token_table(tok, WIDTHS.get(name)))
     return tok
 
 
@@ -187,8 +195,7 @@ def replay_file(args: tuple[str, list[str], int, int]) -> dict:
     """The guard replay of one valid file for each tokenizer (see the module docstring)."""
     path_str, tokenizers, seed, mask_every = args
     from guard_support import replay
-    from luaguard.checks.runtime_names import created_names
-    from luaguard.guard.matcher import GuardOptions, guard_for
+    from luaguard.guard.matcher import project_guard
 
     path = Path(path_str)
     out: dict = {"file": path_str, "runs": {}}
@@ -199,22 +206,16 @@ def replay_file(args: tuple[str, list[str], int, int]) -> dict:
         text = path.read_bytes().decode("utf-8", "replace")
         data = text.encode("utf-8")
         error_lines = _error_lines(eng.lint_text(text, path, mode="patch"))
-        project = eng.project
-        rel = eng.relpath(path)
-        scripts = project.instances_for_file(rel) if project is not None and rel is not None else []
-        services = not (project is not None and rel is not None and project.outside_datamodel(rel))
-        # the names the linter takes as created at run time: the project's and the file's own
-        names = eng.runtime_names.names()
-        own = created_names(text)
-        if not own <= names:
-            names = names | own
+        # the guard every front end builds: the linter's contract for this file
+        contract = eng.guard_contract(path, text)
+        scripts = contract.scripts
         line_starts = [0] + [i + 1 for i, b in enumerate(data) if b == 0x0A and i + 1 < len(data)]
         rng = random.Random(f"{seed}:{path_str}")
         primes = {"first_line": line_starts[1] if len(line_starts) > 1 else len(data),
                   "random_line": rng.choice(line_starts)}
         for name in tokenizers:
             tok, table = tokenizer(name)
-            guard = guard_for(table, project, GuardOptions(services=services), runtime_names=names)
+            guard = project_guard(table, contract)
             for how, start in primes.items():
                 misses, refusals, tokens, masks, note = replay(guard, tok, table, data, start, scripts=scripts,
                                                                error_lines=error_lines, mask_every=mask_every)

@@ -52,6 +52,12 @@ def project():
     return load_project(SAMPLES)
 
 
+@pytest.fixture(scope="module")
+def contract():
+    """The linter's contract for COMBAT, as the language server and the CLI take it."""
+    return Engine(SAMPLES).guard_contract(COMBAT)
+
+
 def _source() -> str:
     return (SAMPLES / COMBAT).read_text(encoding="utf-8")
 
@@ -60,14 +66,14 @@ def _at(text: str, needle: str) -> int:
     return text.index(needle) + len(needle)
 
 
-def test_completion_is_guarded_and_lint_clean(engine, project) -> None:
+def test_completion_is_guarded_and_lint_clean(engine, project, contract) -> None:
     src = _source()
     lint = Engine(SAMPLES)
     for needle in ('game:GetService("', "local ReplicatedStorage = game:GetService(\"ReplicatedStorage\")\n", "local "):
         off = _at(src, needle)
         for seed in range(3):
             r = engine.complete(CompletionRequest(text=src, offset=off, path=COMBAT, max_tokens=20, temperature=1.0,
-                                                  seed=seed), project=project)
+                                                  seed=seed), contract)
             assert r.guarded and 0 < r.tokens <= 20
             assert r.text == r.raw_text  # min_confidence 0: nothing is withheld
             v = new_violations(lint, src[:off], r.text, COMBAT)
@@ -76,37 +82,37 @@ def test_completion_is_guarded_and_lint_clean(engine, project) -> None:
             assert len(r.mask_us) >= r.tokens
 
 
-def test_get_service_completion_names_a_service(engine, project) -> None:
+def test_get_service_completion_names_a_service(engine, project, contract) -> None:
     src = 'local x = game:GetService("'
     for seed in range(5):
         r = engine.complete(CompletionRequest(text=src, offset=len(src), max_tokens=12, temperature=1.0, seed=seed),
-                            project=project)
+                            contract)
         name = r.text.split('"')[0]
         assert name == "" or project.api.is_service(name) or any(s.startswith(name) for s in project.api.services), r.text
 
 
-def test_same_seed_same_completion_and_no_guard_switch(engine, project) -> None:
+def test_same_seed_same_completion_and_no_guard_switch(engine, project, contract) -> None:
     src = _source()
     off = _at(src, "local ")
-    a = engine.complete(CompletionRequest(text=src, offset=off, path=COMBAT, max_tokens=10, temperature=0.8, seed=4), project=project)
-    b = engine.complete(CompletionRequest(text=src, offset=off, path=COMBAT, max_tokens=10, temperature=0.8, seed=4), project=project)
+    a = engine.complete(CompletionRequest(text=src, offset=off, path=COMBAT, max_tokens=10, temperature=0.8, seed=4), contract)
+    b = engine.complete(CompletionRequest(text=src, offset=off, path=COMBAT, max_tokens=10, temperature=0.8, seed=4), contract)
     assert a.raw_text == b.raw_text
-    plain = engine.complete(CompletionRequest(text=src, offset=off, path=COMBAT, max_tokens=10, guard=False), project=project)
+    plain = engine.complete(CompletionRequest(text=src, offset=off, path=COMBAT, max_tokens=10, guard=False), contract)
     assert not plain.guarded and plain.mask_us == []
 
 
-def test_max_tokens_and_time_budget(engine, project) -> None:
+def test_max_tokens_and_time_budget(engine, project, contract) -> None:
     src = _source()
     off = _at(src, "local ")
-    r = engine.complete(CompletionRequest(text=src, offset=off, path=COMBAT, max_tokens=3), project=project)
+    r = engine.complete(CompletionRequest(text=src, offset=off, path=COMBAT, max_tokens=3), contract)
     assert r.tokens <= 3
     t0 = time.monotonic()
-    r = engine.complete(CompletionRequest(text=src, offset=off, path=COMBAT, max_tokens=5000, timeout_ms=1), project=project)
+    r = engine.complete(CompletionRequest(text=src, offset=off, path=COMBAT, max_tokens=5000, timeout_ms=1), contract)
     assert r.stop_reason == "time_budget"
     assert time.monotonic() - t0 < 5
 
 
-def test_cancellation_is_honoured(engine, project) -> None:
+def test_cancellation_is_honoured(engine, project, contract) -> None:
     src = _source()
     off = _at(src, "local ")
     calls = []
@@ -117,29 +123,29 @@ def test_cancellation_is_honoured(engine, project) -> None:
 
     # (fim=False: in fill-in-the-middle order this random model's first choice is a FIM
     # sentinel, which is a stop token of its family - see test_guard_fim.py)
-    r = engine.complete(CompletionRequest(text=src, offset=off, path=COMBAT, max_tokens=50, fim=False), project=project,
+    r = engine.complete(CompletionRequest(text=src, offset=off, path=COMBAT, max_tokens=50, fim=False), contract,
                         cancelled=cancelled)
     assert r.stop_reason == "cancelled" and r.withheld and r.text == ""
     assert r.tokens <= 3
 
 
-def test_confidence_threshold_withholds(model_dir, project) -> None:
+def test_confidence_threshold_withholds(model_dir, project, contract) -> None:
     strict = CompletionEngine(CompletionSettings(model=str(model_dir), min_confidence=1.0, timeout_ms=0))
     src = "local x = "
-    r = strict.complete(CompletionRequest(text=src, offset=len(src), max_tokens=8, temperature=1.0), project=project)
+    r = strict.complete(CompletionRequest(text=src, offset=len(src), max_tokens=8, temperature=1.0), contract)
     assert r.withheld and r.text == "" and r.raw_text != "" and r.mean_prob < 1.0
 
 
-def test_prompt_longer_than_the_context_is_cut_from_the_left(engine, project) -> None:
+def test_prompt_longer_than_the_context_is_cut_from_the_left(engine, project, contract) -> None:
     src = _source() * 4  # far more than the model's 96 positions
-    r = engine.complete(CompletionRequest(text=src, offset=len(src), path=COMBAT, max_tokens=8), project=project)
+    r = engine.complete(CompletionRequest(text=src, offset=len(src), path=COMBAT, max_tokens=8), contract)
     assert r.truncated_prompt and r.prompt_tokens <= 96 - 8
     assert r.tokens <= 8
 
 
 def test_empty_project_gives_a_degraded_answer(engine) -> None:
     src = 'local x = game:GetService("'
-    r = engine.complete(CompletionRequest(text=src, offset=len(src), max_tokens=10, temperature=1.0, seed=1), project=None)
+    r = engine.complete(CompletionRequest(text=src, offset=len(src), max_tokens=10, temperature=1.0, seed=1), None)
     assert r.degraded and r.guarded
     name = r.text.split('"')[0]
     from luaguard.project.api import load_api
@@ -147,9 +153,9 @@ def test_empty_project_gives_a_degraded_answer(engine) -> None:
     assert name == "" or any(s.startswith(name) for s in load_api().services)
 
 
-def test_bad_input(engine, project, model_dir, tmp_path) -> None:
+def test_bad_input(engine, project, model_dir, tmp_path, contract) -> None:
     with pytest.raises(ValueError):
-        engine.complete(CompletionRequest(text="abc", offset=10), project=project)
+        engine.complete(CompletionRequest(text="abc", offset=10), contract)
     missing = CompletionEngine(CompletionSettings(model=str(tmp_path / "nope")))
     with pytest.raises(ModelLoadError, match="no such model folder"):
         missing.complete(CompletionRequest(text="x", offset=1))
@@ -165,13 +171,13 @@ def test_bad_input(engine, project, model_dir, tmp_path) -> None:
         CompletionEngine(CompletionSettings(model=str(pickled))).complete(CompletionRequest(text="x", offset=1))
 
 
-def test_empty_document_and_weird_text(engine, project) -> None:
+def test_empty_document_and_weird_text(engine, project, contract) -> None:
     for text in ("", "\x00\x01 <|endoftext|> `", "--[[ unterminated", '"unterminated', "local t = {(", "end end )"):
-        r = engine.complete(CompletionRequest(text=text, offset=len(text), max_tokens=6, temperature=1.0), project=project)
+        r = engine.complete(CompletionRequest(text=text, offset=len(text), max_tokens=6, temperature=1.0), contract)
         assert r.tokens <= 6
 
 
-def test_threads_share_one_engine(engine, project) -> None:
+def test_threads_share_one_engine(engine, project, contract) -> None:
     import threading
 
     src = _source()
@@ -180,7 +186,7 @@ def test_threads_share_one_engine(engine, project) -> None:
 
     def run(seed: int) -> None:
         out.append(engine.complete(CompletionRequest(text=src, offset=off, path=COMBAT, max_tokens=6, temperature=1.0,
-                                                     seed=seed), project=project).raw_text)
+                                                     seed=seed), contract).raw_text)
 
     threads = [threading.Thread(target=run, args=(s,)) for s in range(3)]
     for t in threads:

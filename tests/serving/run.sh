@@ -10,7 +10,11 @@
 #      removed (PyPI's torchvision is a CUDA build: "operator torchvision::nms does not exist")
 #   2. luaguard from this checkout with its vllm extra
 #   3. tests/serving/check_vllm.py: guarded greedy == GuardLogitsProcessor on 24 prompts (LLM and
-#      REST), 0 rejected tokens over >= 1,000 sampled steps, opt-out unchanged, bad xargs -> 400
+#      REST), 0 rejected tokens over >= 1,000 sampled steps, opt-out unchanged, bad xargs -> 400;
+#      the REST server with --logprobs-mode processed_logprobs lists only allowed alternatives;
+#      robustness: a project broken while the server runs keeps its last good index, a project
+#      that never loaded -> 400 for its own requests only, the server stays up; Model Runner V2's
+#      loader builds the installed entry point, which does nothing (no start-up failure)
 #   4. bench/serving.py (unless --no-bench)
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"

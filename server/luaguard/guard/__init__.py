@@ -9,8 +9,11 @@ regions at priming, the resolver's values and scoping for paths, the placeholder
 :mod:`luaguard.checks.placeholders` compiled into its automaton, the same run-time names,
 Wally dependencies, template scripts and files outside the DataModel).  The other way
 round it may be more lenient where the text alone cannot tell yet (a value it cannot know
-is left open).  Measured on public Luau by ``bench/real_code.py`` (the guard replay: every
-lint-clean file of the corpus fed token by token, masks included, at three tokenizers) and
+is left open).  Every front end builds its guard the same way, from the linting engine's
+contract for the file (:meth:`luaguard.engine.Engine.guard_contract` ->
+:func:`.matcher.project_guard`).  Measured on public Luau by ``bench/real_code.py`` (the guard
+replay: every lint-clean file of the corpus fed token by token, masks included, at the test
+tokenizers and at real production ones: Qwen2.5's 151k BPE, Qwen3.6's 248k, DeepSeek's) and
 tested by ``tests/test_guard_real_code.py``.
 
 Everything here needs the ``guard`` extra (``pip install 'luaguard[guard]'``: numpy, torch,

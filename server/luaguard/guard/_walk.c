@@ -2856,44 +2856,105 @@ static PyObject *gather(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) 
     Py_RETURN_NONE;
 }
 
-/* fill(row, ids): row[i] = -inf for every id i of ids (int64); row a writable C-contiguous
- * buffer of float32 (a CPU torch tensor's numpy view); ids outside the row are an error,
- * checked before anything is written. */
-static PyObject *fill_neg_inf(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError, "fill(row, ids)");
+/* apply_bits(logits, bits, rows, slots): for every i, logits[rows[i], t] = -inf for each
+ * token t whose bit is clear in the packed mask bits[slots[i]] - bit t % 32 of int32 word
+ * t / 32, set when t is allowed (the layout of vLLM's structured outputs and XGrammar) -
+ * and for every t past the mask's words.  logits: a writable C-contiguous 2-D buffer of
+ * float32 (a CPU torch tensor's numpy view); bits: a C-contiguous 2-D buffer of int32;
+ * rows, slots: int64 buffers of one length.  Indices out of range are an error (IndexError),
+ * checked before anything is written.  Words with every bit set are skipped, words with
+ * none set filled whole: the cost follows the banned runs, not the vocabulary.  Runs
+ * without the GIL. */
+static void apply_row(float *row, const unsigned int *b, long long full, long long width);
+
+static PyObject *apply_bits(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "apply_bits(logits, bits, rows, slots)");
         return NULL;
     }
-    Py_buffer rv, iv;
-    if (PyObject_GetBuffer(args[0], &rv, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) < 0)
+    Py_buffer lv, bv, rv, sv;
+    if (PyObject_GetBuffer(args[0], &lv, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) < 0)
         return NULL;
-    if (rv.itemsize != 4 || rv.format == NULL || strcmp(rv.format, "f") != 0) {
+    if (lv.ndim != 2 || lv.itemsize != 4 || lv.format == NULL || strcmp(lv.format, "f") != 0) {
+        PyBuffer_Release(&lv);
+        PyErr_SetString(PyExc_TypeError, "apply_bits: logits must be a 2-D buffer of float32");
+        return NULL;
+    }
+    if (PyObject_GetBuffer(args[1], &bv, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
+        PyBuffer_Release(&lv);
+        return NULL;
+    }
+    const char *bf = bv.format;
+    if (bv.ndim != 2 || bv.itemsize != 4 || bf == NULL || !(strcmp(bf, "i") == 0 || strcmp(bf, "<i") == 0 ||
+                                                           strcmp(bf, "=i") == 0)) {
+        PyBuffer_Release(&lv);
+        PyBuffer_Release(&bv);
+        PyErr_SetString(PyExc_TypeError, "apply_bits: bits must be a 2-D buffer of int32");
+        return NULL;
+    }
+    Py_ssize_t nr, ns;
+    if (int64_buffer(args[2], &rv, 0, &nr, "apply_bits: rows") < 0) {
+        PyBuffer_Release(&lv);
+        PyBuffer_Release(&bv);
+        return NULL;
+    }
+    if (int64_buffer(args[3], &sv, 0, &ns, "apply_bits: slots") < 0) {
+        PyBuffer_Release(&lv);
+        PyBuffer_Release(&bv);
         PyBuffer_Release(&rv);
-        PyErr_SetString(PyExc_TypeError, "fill: row must be a buffer of float32");
         return NULL;
     }
-    Py_ssize_t n;
-    if (int64_buffer(args[1], &iv, 0, &n, "fill: ids") < 0) {
-        PyBuffer_Release(&rv);
-        return NULL;
-    }
-    float *row = (float *)rv.buf;
-    const long long *ids = (const long long *)iv.buf;
-    unsigned long long width = (unsigned long long)(rv.len / 4), bad = 0;
-    for (Py_ssize_t i = 0; i < n; i++)
-        bad |= (unsigned long long)ids[i] >= width;
+    long long n_rows = lv.shape[0], width = lv.shape[1], n_masks = bv.shape[0], words = bv.shape[1];
+    const long long *rows = (const long long *)rv.buf, *slots = (const long long *)sv.buf;
+    int bad = nr != ns;
+    for (Py_ssize_t i = 0; !bad && i < nr; i++)
+        bad = rows[i] < 0 || rows[i] >= n_rows || slots[i] < 0 || slots[i] >= n_masks;
     if (!bad) {
-        const float ninf = -__builtin_inff();
-        for (Py_ssize_t i = 0; i < n; i++)
-            row[ids[i]] = ninf;
+        Py_BEGIN_ALLOW_THREADS
+        long long full = words * 32 < width ? words : (width + 31) / 32;
+        for (Py_ssize_t i = 0; i < nr; i++)
+            apply_row((float *)lv.buf + rows[i] * width, (const unsigned int *)bv.buf + slots[i] * words, full, width);
+        Py_END_ALLOW_THREADS
     }
+    PyBuffer_Release(&lv);
+    PyBuffer_Release(&bv);
     PyBuffer_Release(&rv);
-    PyBuffer_Release(&iv);
+    PyBuffer_Release(&sv);
     if (bad) {
-        PyErr_SetString(PyExc_IndexError, "fill: an id outside the row");
+        PyErr_SetString(PyExc_IndexError, "apply_bits: a row or slot out of range, or rows and slots of different lengths");
         return NULL;
     }
     Py_RETURN_NONE;
+}
+
+/* one row of apply_bits: full words of the mask (the rest of the row banned).  A word with
+ * every bit set is skipped, one with none filled whole, any other walked bit by bit over its
+ * clear bits (measured on real 152k masks: 44% of ids banned, a third of the words empty, 60%
+ * mixed - 77 us a row on the development VM; a select per lane instead wrote every float of
+ * the mixed words and took 188) */
+static void apply_row(float *row, const unsigned int *b, long long full, long long width) {
+    const float ninf = -__builtin_inff();
+    for (long long w = 0; w < full; w++) {
+        unsigned int v = b[w];
+        if (v == 0xFFFFFFFFu)
+            continue;
+        long long base = w * 32, lim = width - base < 32 ? width - base : 32;
+        if (v == 0) {
+            for (long long j = 0; j < lim; j++)
+                row[base + j] = ninf;
+            continue;
+        }
+        unsigned int m = ~v;
+        while (m) {
+            int j = __builtin_ctz(m);
+            if (j >= lim)
+                break;
+            row[base + j] = ninf;
+            m &= m - 1;
+        }
+    }
+    for (long long t = full * 32; t < width; t++)
+        row[t] = ninf;
 }
 
 /* allow_row(perm, intervals, row, eos_ids, eos) -> (ranks, n_allowed): a small
@@ -3019,7 +3080,8 @@ static PyObject *rank_total(PyObject *mod, PyObject *const *args, Py_ssize_t nar
 static PyMethodDef module_methods[] = {
     {"rank_total", (PyCFunction)(void (*)(void))rank_total, METH_FASTCALL,
      "rank_total(intervals) -> int: sum(end - first) over int64 (first, end) pairs"},
-    {"fill", (PyCFunction)(void (*)(void))fill_neg_inf, METH_FASTCALL, "fill(row, ids): row[ids] = -inf (float32)"},
+    {"apply_bits", (PyCFunction)(void (*)(void))apply_bits, METH_FASTCALL,
+     "apply_bits(logits, bits, rows, slots): logits[rows[i], t] = -inf where bit t of bits[slots[i]] is clear"},
     {"side_runs", (PyCFunction)(void (*)(void))side_runs, METH_FASTCALL,
      "side_runs(intervals, lo, hi, banned, share_min) -> (long runs, short runs as int64 pairs, their total)"},
     {"gather", (PyCFunction)(void (*)(void))gather, METH_FASTCALL,

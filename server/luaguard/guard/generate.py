@@ -7,7 +7,7 @@ This is the API the CLI (``luaguard complete``) and the LSP completion features 
     engine = CompletionEngine(settings.completion)          # loads the model lazily
     result = engine.complete(
         CompletionRequest(text=document_text, offset=cursor_offset, path="src/x.luau"),
-        project=project_index,                               # None: no project (degraded)
+        lint_engine.guard_contract("src/x.luau", document_text),   # None: no project (degraded)
         cancelled=lambda: token.is_cancelled,               # polled before every step
     )
     result.text, result.withheld, result.mean_prob, result.min_prob, result.stop_reason
@@ -38,15 +38,16 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..config import CompletionSettings
 from .completion_types import Completion, CompletionRequest, parse_location
 from .context import build_prompt, encode_text
+from ..engine import GuardContract
 from .fim import stop_ids
-from .matcher import Guard, GuardOptions, Matcher, guard_for, path_space
+from .matcher import Guard, GuardOptions, Matcher, path_space, project_guard
 from .token_bytes import token_table
 
 __all__ = ["Completion", "CompletionEngine", "CompletionRequest", "GenerationResult", "generate_ids", "parse_location"]
@@ -434,14 +435,14 @@ class CompletionEngine:
                 torch.set_num_threads(1)
         return self._loaded
 
-    def warm(self, project, texts: Sequence[str] | None = None, *, budget_s: float = 5.0,
-             runtime_names: Iterable[str] = ()) -> int:
-        """Fill the guard's mask cache for ``project`` (and ``runtime_names``, as for
-        :meth:`guard`) by reading ``texts`` (default: the project's script files) for at
-        most ``budget_s`` seconds; returns the tokens read.  Meant for a background thread
-        after start-up: the first completions are then as fast as later ones."""
+    def warm(self, contract: GuardContract, texts: Sequence[str] | None = None, *, budget_s: float = 5.0) -> int:
+        """Fill the mask cache of ``contract``'s guard (see :meth:`guard`) by reading
+        ``texts`` (default: the project's script files) for at most ``budget_s`` seconds;
+        returns the tokens read.  Meant for a background thread after start-up: the first
+        completions are then as fast as later ones."""
         lm = self.load()
-        g = self.guard(project, runtime_names=runtime_names)
+        g = self.guard(contract)
+        project = contract.project
         if texts is None:
             texts = []
             root = getattr(project, "root_dir", None)
@@ -454,25 +455,27 @@ class CompletionEngine:
         seqs = (encode_text(lm.tokenizer, t) for t in texts)
         return g.warm(seqs, budget_s=budget_s)
 
-    def guard(self, project=None, *, options: GuardOptions | None = None, ids: Sequence[str] = (),
-              runtime_names: Iterable[str] = ()) -> Guard:
-        """The guard for this engine's model and ``project`` (``runtime_names``: the names the
-        project's scripts create at run time, see :func:`~.matcher.guard_for`)."""
+    def guard(self, contract: GuardContract | None = None, *, options: GuardOptions | None = None,
+              ids: Sequence[str] = ()) -> Guard:
+        """The guard for this engine's model and ``contract`` (from
+        :meth:`luaguard.engine.Engine.guard_contract`; ``None``: no project), made by
+        :func:`~.matcher.project_guard` as every front end makes it."""
         lm = self.load()
         table = token_table(lm.tokenizer, _logits_width(lm), eos_ids=_eos_ids(lm))
-        return guard_for(table, project, options or GuardOptions(), ids, runtime_names)
+        return project_guard(table, contract, options, ids)
 
-    def complete(self, request: CompletionRequest, *, project=None, runtime_names: Iterable[str] = (),
+    def complete(self, request: CompletionRequest, contract: GuardContract | None = None, *,
                  cancelled: Callable[[], bool] | None = None) -> Completion:
-        """Generate a completion at ``request.offset`` (see the module docstring);
-        ``runtime_names``: as for :meth:`guard` (the engine's
-        ``runtime_names.names()``, so the guard accepts what the linter accepts)."""
+        """Generate a completion at ``request.offset`` (see the module docstring) with the
+        guard of ``contract`` (the linting engine's
+        :meth:`~luaguard.engine.Engine.guard_contract` of the file: the guard then accepts
+        what the linter accepts; ``None``: no project)."""
         try:
-            return self._complete(request, project=project, runtime_names=runtime_names, cancelled=cancelled)
+            return self._complete(request, contract or GuardContract(), cancelled=cancelled)
         finally:
             _release_memory()
 
-    def _complete(self, request: CompletionRequest, *, project=None, runtime_names: Iterable[str] = (),
+    def _complete(self, request: CompletionRequest, contract: GuardContract, *,
                   cancelled: Callable[[], bool] | None = None) -> Completion:
         s = self.settings
         max_tokens = int(request.max_tokens if request.max_tokens is not None else s.max_tokens)
@@ -484,11 +487,8 @@ class CompletionEngine:
         start = time.monotonic()
         timeout_ms = request.timeout_ms if request.timeout_ms is not None else s.timeout_ms
         deadline = start + timeout_ms / 1000.0 if timeout_ms and timeout_ms > 0 else None
-        scripts = []
-        services = True  # a file outside the project's DataModel: service names are free, as for the linter
-        if project is not None and request.path:
-            scripts = project.instances_for_file(request.path)
-            services = not project.outside_datamodel(request.path)
+        project = contract.project
+        scripts = list(contract.scripts)
         degraded = None
         if project is None:
             degraded = "no project: instance paths are checked against the Roblox service list only"
@@ -501,12 +501,12 @@ class CompletionEngine:
                     from .numbers import collect_ids
 
                     ids = tuple(collect_ids(None, [request.text]))
-                options = GuardOptions(grounded_numbers=request.grounded_numbers, stop=request.stop, services=services)
-                g = self.guard(project, options=options, ids=ids, runtime_names=runtime_names)
+                options = GuardOptions(grounded_numbers=request.grounded_numbers, stop=request.stop)
+                g = self.guard(contract, options=options, ids=ids)
             prefix = request.text[: request.offset]
             space = analysis = None
             if project is not None:
-                space = path_space(project, runtime_names, services=services)
+                space = path_space(project, contract.runtime_names, services=contract.services)
                 analysis = space.analyze(prefix, scripts)  # parsed once for the facts and the guard
             prompt = build_prompt(
                 request.text, request.offset, tokenizer=lm.tokenizer, context_length=lm.context_length,

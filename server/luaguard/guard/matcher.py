@@ -46,23 +46,25 @@ import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..engine import GuardContract
 from ..luau import lexer as L
 from ..luau.structure import EXPRESSION_PRECEDERS
 from ..project.tree import Instance
 from . import automaton as AU
 from .automaton import GEN, LENIENT, Automaton, initial_state
+from .bitmask import PackedMasks
 from .brackets import prompt_frames
 from .numbers import IdSet, collect_ids
 from .paths import NOVAL, POISON, PathSpace, PrefixAnalysis
 from .token_bytes import TokenTable, token_table
 from .vocab import MaskEngine, TokenMask
 
-__all__ = ["Cursor", "Guard", "GuardOptions", "Matcher", "guard_for"]
+__all__ = ["Cursor", "Guard", "GuardOptions", "Matcher", "guard_for", "project_guard"]
 
 _MAX_RESTART_LINES = 40
 
@@ -128,12 +130,17 @@ class Guard:
         self._mid_index: _MidIndex = _mid_index(table)
         self._mid_cands: dict[int, tuple[Mapping[str, int], tuple | None]] = {}
         self._mid_masks: dict[tuple, TokenMask] = {}
+        self._packed: dict[tuple[str, int], PackedMasks] = {}
 
     @classmethod
-    def for_model(cls, tokenizer: Any, vocab_size: int | None = None, *, project=None,
-                  options: GuardOptions | None = None, ids: Iterable[str] = ()) -> Guard:
-        """The (cached) guard of ``tokenizer`` (logits width ``vocab_size``) and ``project``."""
-        return guard_for(token_table(tokenizer, vocab_size), project, options or GuardOptions(), ids)
+    def for_model(cls, tokenizer: Any, vocab_size: int | None = None, contract: GuardContract | None = None, *,
+                  options: GuardOptions | None = None, ids: Iterable[str] = (),
+                  eos_ids: Sequence[int] | None = None) -> Guard:
+        """The (cached) guard of ``tokenizer`` (logits width ``vocab_size``; ``eos_ids``:
+        default the tokenizer's EOS) for ``contract`` (``Engine(root).guard_contract(path)``:
+        the project, its run-time names and the file, as the linter sees them; ``None``: no
+        project).  See :func:`project_guard`."""
+        return project_guard(token_table(tokenizer, vocab_size, eos_ids=eos_ids), contract, options, ids)
 
     # -- sequences -------------------------------------------------------------------------
     def start(self, prompt: str, *, scripts: Sequence[Instance] = (), analysis: PrefixAnalysis | None = None,
@@ -270,6 +277,25 @@ class Guard:
                 self._mid_masks.clear()
             self._mid_masks[key] = fixed
         return fixed
+
+    def mask_key(self, cur: Cursor) -> tuple:
+        """What :meth:`mask` of ``cur`` depends on: two cursors with equal keys have the same
+        mask (the automaton state, and the signature of the bound names that end inside
+        tokens there).  Computes no mask."""
+        got = self._mid_candidates(cur)
+        return (cur.state, None if got is None else got[0])
+
+    def packed(self, device: Any, width: int) -> PackedMasks:
+        """The :class:`~.bitmask.PackedMasks` of this guard for logits ``width`` ids wide on
+        ``device`` (one per device and width, made on first use)."""
+        key = (str(device), int(width))
+        got = self._packed.get(key)
+        if got is None:
+            with self._lock:
+                got = self._packed.get(key)
+                if got is None:
+                    got = self._packed[key] = PackedMasks(self, device, width)
+        return got
 
     def cached_mask(self, cur: Cursor) -> TokenMask | None:
         """The mask for the token after ``cur`` when the engine has it at hand (one look-up
@@ -891,6 +917,24 @@ def path_space(project, runtime_names: Iterable[str] = (), *, services: bool = T
             del _SPACES[k]
         _SPACES[key] = (weakref.ref(project), sp)
         return sp
+
+
+def project_guard(table: TokenTable, contract: GuardContract | None = None, options: GuardOptions | None = None,
+                  ids: Iterable[str] = ()) -> Guard:
+    """The guard of ``table`` with the linter's contract: the one constructor every front end
+    uses (:meth:`Guard.for_model`, the language server's
+    :class:`~luaguard.guard.generate.CompletionEngine`, the vLLM registry
+    :class:`~luaguard.serving.config.ServedProject`).
+
+    ``contract`` comes from :meth:`luaguard.engine.Engine.guard_contract` (the project, the
+    names its scripts create at run time, whether the file's service names are checked);
+    ``options.services`` is taken from it.  The guard is cached (:func:`guard_for`): the
+    same contract and options give the same guard."""
+    c = contract if contract is not None else GuardContract()
+    opts = options or GuardOptions()
+    if opts.services != c.services:
+        opts = replace(opts, services=c.services)
+    return guard_for(table, c.project, opts, ids, c.runtime_names)
 
 
 def guard_for(table: TokenTable, project=None, options: GuardOptions | None = None,

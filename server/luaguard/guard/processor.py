@@ -2,11 +2,13 @@
 
 ::
 
+    from luaguard.engine import Engine
     from luaguard.guard.matcher import Guard
     from luaguard.guard.processor import GuardLogitsProcessor
 
-    guard = Guard.for_model(tokenizer, model.config.vocab_size, project=index)
-    proc = GuardLogitsProcessor(guard, [prompt_text], scripts=index.instances_for_file(path))
+    contract = Engine(project_root).guard_contract(path, file_text)   # what the linter accepts
+    guard = Guard.for_model(tokenizer, model.config.vocab_size, contract)
+    proc = GuardLogitsProcessor(guard, [prompt_text], scripts=contract.scripts)
     out = model.generate(**tokenizer(prompt_text, return_tensors="pt"),
                          logits_processor=LogitsProcessorList([proc]),
                          do_sample=True, num_return_sequences=4, max_new_tokens=48)
@@ -17,7 +19,8 @@ search (beams are reordered between steps, so each row's guard state is looked u
 tokens it generated so far, not by its position) and for greedy and sampling decoding
 (``generate`` runs custom processors before its temperature/top-k/top-p warpers, so the
 warpers only ever see allowed tokens).  Each step masks the full vocabulary of every row
-with ``-inf`` - including rows that already finished (their scores are ignored).
+that has not finished with ``-inf``, the whole batch in one operation
+(:func:`~.bitmask.apply_packed` with the guard's packed masks on the scores' device).
 
 The processor is stateful (it remembers the prompt length and the guard states of the
 previous step); use a new one per ``generate`` call.
@@ -31,6 +34,7 @@ import torch
 from transformers import LogitsProcessor
 
 from ..project.tree import Instance
+from .bitmask import apply_packed
 from .matcher import Cursor, Guard
 
 __all__ = ["GuardLogitsProcessor"]
@@ -58,7 +62,6 @@ class GuardLogitsProcessor(LogitsProcessor):
         self._prompt_len: int | None = None
         self._prev: dict[tuple[int, tuple[int, ...]], Cursor | None] = {}
         self.rejected = 0
-        self._eos = sorted(guard.table.eos_ids)
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
         rows = input_ids.shape[0]
@@ -69,7 +72,8 @@ class GuardLogitsProcessor(LogitsProcessor):
         per = rows // len(self._roots)
         generated = input_ids[:, self._prompt_len:].tolist()
         current: dict[tuple[int, tuple[int, ...]], Cursor | None] = {}
-        guard = self.guard
+        masked: list[int] = []
+        cursors: list[Cursor | None] = []
         for r in range(rows):
             item = r // per
             ids = tuple(generated[r])
@@ -79,17 +83,14 @@ class GuardLogitsProcessor(LogitsProcessor):
             else:
                 cur = self._cursor(item, ids)
                 current[key] = cur
-            row = scores[r]
-            if cur is None:
-                keep = row[self._eos].clone() if self._eos else None
-                row.fill_(float("-inf"))
-                if keep is not None:
-                    row[self._eos] = keep
+            if cur is not None and cur.finished:
                 continue
-            if cur.finished:
-                continue
-            guard.mask(cur).apply_(row)
+            masked.append(r)
+            cursors.append(cur)  # (None: the EOS-only row)
         self._prev = current
+        if masked:
+            store = self.guard.packed(scores.device, scores.shape[-1])
+            apply_packed(scores, [(store, masked, store.slots(cursors))])
         return scores
 
     def _cursor(self, item: int, ids: tuple[int, ...]) -> Cursor | None:

@@ -83,6 +83,8 @@ class TokenTable:
     eos_ids: frozenset[int]
     kind: str
     synthetic: int = 0
+    #: the disk cache's key of this table (:mod:`.table_cache`; ``None``: not cached)
+    cache_key: str | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _derived: dict[str, Any] = field(default_factory=dict, repr=False)
 
@@ -111,7 +113,9 @@ _CACHE_LOCK = threading.Lock()
 
 
 def token_table(tokenizer: Any, size: int | None = None, *, eos_ids: Sequence[int] | None = None) -> TokenTable:
-    """The :class:`TokenTable` of a Hugging Face fast tokenizer (cached per tokenizer and size).
+    """The :class:`TokenTable` of a Hugging Face fast tokenizer (cached per tokenizer and size
+    in memory, and from :data:`~.table_cache.MIN_IDS` ids on disk with its vocabulary trie:
+    :mod:`.table_cache`).
 
     Args:
         tokenizer: a ``PreTrainedTokenizerFast`` (anything with ``backend_tokenizer``).
@@ -130,7 +134,7 @@ def token_table(tokenizer: Any, size: int | None = None, *, eos_ids: Sequence[in
         per = _CACHE.get(tokenizer)
         if per is not None and key in per:
             return per[key]
-    table = _build(tokenizer, width, eos)
+    table = _cached_or_built(tokenizer, width, eos)
     with _CACHE_LOCK:
         _CACHE.setdefault(tokenizer, {})[key] = table
     return table
@@ -169,12 +173,41 @@ def _kind(desc: dict[str, Any]) -> str:
     return "decoded"
 
 
+def _cached_or_built(tokenizer: Any, width: int, eos: frozenset[int]) -> TokenTable:
+    """The table from the disk cache when it holds it (its trie with it), else built (and
+    keyed, so that :func:`~.vocab.vocab_trie` saves it with the trie once that is built)."""
+    from . import table_cache
+
+    key = None
+    if width >= table_cache.MIN_IDS and table_cache.cache_dir() is not None and hasattr(tokenizer, "backend_tokenizer"):
+        try:
+            key = table_cache.table_key(tokenizer, width, eos)
+        except Exception:  # noqa: BLE001 - an odd tokenizer is built, not cached
+            key = None
+        got = table_cache.load(key) if key is not None else None
+        if got is not None:
+            return table_cache.table_from(key, *got)
+    table = _build(tokenizer, width, eos)
+    table.cache_key = key
+    return table
+
+
+def _description(backend: Any) -> dict[str, Any]:
+    """The decoder and pre-tokenizer of a ``tokenizers`` backend in its JSON format (each
+    serialised alone: the whole tokenizer's JSON, merges included, costs ~1 s at 248k ids)."""
+    out: dict[str, Any] = {}
+    for part in ("decoder", "pre_tokenizer"):
+        obj = getattr(backend, part, None)
+        out[part] = json.loads(obj.__getstate__()) if obj is not None else None
+    return out
+
+
 def _build(tokenizer: Any, width: int, eos: frozenset[int]) -> TokenTable:
     backend = getattr(tokenizer, "backend_tokenizer", None)
     if backend is None:
         raise TokenizerKindError(f"{type(tokenizer).__name__}: not a fast tokenizer (no backend_tokenizer)")
     try:
-        desc = json.loads(backend.to_str())
+        desc = _description(backend)
         vocab: dict[str, int] = tokenizer.get_vocab()
     except Exception as exc:
         raise TokenizerKindError(f"cannot read the tokenizer's vocabulary: {exc}") from exc

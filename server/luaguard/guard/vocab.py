@@ -27,14 +27,13 @@ results as packed int64 pairs) where the module is installed, else in Python
 Python either way.
 
 **Masks** (:class:`TokenMask`) are cached per projected state and hold whichever of the
-allowed and the banned id sets is smaller, as numpy arrays (torch tensors on first use per
-device).  The arrays are per token layer and shared by every mask that uses the same
-layer state, so a new mask at a large vocabulary mostly reuses arrays instead of
-allocating its own (see :meth:`MaskEngine._build`).  Applying one costs one
-``index_fill_`` per banned array (or ``index_select`` + ``fill_`` + ``index_copy_`` for
-allowed ids); no ``decode``/``encode`` happens in a step.  A small vocabulary (up to
-:data:`DENSE_BUILD_MAX` ids) builds each new mask straight as the boolean row it is
-applied with, and one id array (:meth:`MaskEngine._build_dense`).
+allowed and the banned id sets is smaller, as numpy arrays.  The arrays are per token layer
+and shared by every mask that uses the same layer state, so a new mask at a large
+vocabulary mostly reuses arrays instead of allocating its own (see
+:meth:`MaskEngine._build`).  A step applies a mask's packed words (:meth:`TokenMask.packed`,
+:mod:`.bitmask`: one bit per id, made with the mask); no ``decode``/``encode`` happens in a
+step.  A small vocabulary (up to :data:`DENSE_BUILD_MAX` ids) builds each new mask straight
+from a boolean row and one id array (:meth:`MaskEngine._build_dense`).
 """
 
 from __future__ import annotations
@@ -72,20 +71,19 @@ from .automaton import (
     projection_args,
     projection_is_identity,
 )
+from .bitmask import pack
 from .placeholders import BANNED, block_matcher, comment_matcher, string_matcher
 from .token_bytes import TokenTable
 
 try:  # the compiled walk (setup.py builds it; optional)
     from ._walk import Walker as _CWalker
     from ._walk import allow_row as _c_allow_row
-    from ._walk import fill as _c_fill
     from ._walk import gather as _c_gather
     from ._walk import rank_total as _c_rank_total
     from ._walk import side_runs as _c_side_runs
 except ImportError:  # pragma: no cover - depends on the install
-    _CWalker = _c_gather = _c_side_runs = _c_fill = _c_allow_row = _c_rank_total = None
+    _CWalker = _c_gather = _c_side_runs = _c_allow_row = _c_rank_total = None
 
-_NEG_INF = float("-inf")  # (made once: building it per call shows in a step's time)
 
 #: set (non-empty) to use the Python walk even where the compiled one is installed
 PURE_PYTHON_ENV = "LUAGUARD_PURE_PYTHON_WALK"
@@ -349,6 +347,63 @@ class VocabTrie:
         kids = np.fromiter(chain.from_iterable(pairs), dtype=np.int32, count=2 * n_kids)
         return nodes.tobytes(), groups.tobytes(), kids.tobytes()
 
+    def most_groups(self) -> int:
+        """The most child groups of one node (from the records: no per-node list is made)."""
+        nodes = np.frombuffer(self.records[0], dtype=np.int32).reshape(-1, 8)
+        return int((nodes[:, 7] - nodes[:, 6]).max()) if len(nodes) else 0
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """The trie as plain arrays (:mod:`.table_cache` stores them): :attr:`records`, the
+        rank order, the per-node columns the records lack and the per-layer values."""
+        nodes, groups, kids = self.records
+        return {
+            "perm": self.perm,
+            "nodes": np.frombuffer(nodes, dtype=np.int32).reshape(-1, 8),
+            "groups": np.frombuffer(groups, dtype=np.int32).reshape(-1, 4),
+            "kids": np.frombuffer(kids, dtype=np.int32),
+            "maxpops": np.array(self.maxpops, dtype=np.int32),
+            "ends": np.array(self.ends, dtype=np.int32),
+            "layers": np.array([self.inner, self.first, self.layer_sizes], dtype=np.int64),
+            "scalars": np.array([self.size, self.n_real, self.maxpops_all, self.ends_all], dtype=np.int64),
+        }
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray]) -> VocabTrie:
+        """The trie of :meth:`to_arrays`' arrays.  What the compiled walk reads is set at once;
+        the per-node lists of the Python walk (``children``, ``groups``, ``lo`` ...) are made
+        from the arrays on first use (:meth:`__getattr__`)."""
+        trie = cls.__new__(cls)
+        size, n_real, maxpops_all, ends_all = (int(x) for x in arrays["scalars"])
+        layers = arrays["layers"]
+        nodes, groups, kids = arrays["nodes"], arrays["groups"], arrays["kids"]
+        trie.__dict__.update(
+            size=size, n_real=n_real, perm=arrays["perm"], roots=tuple(range(layers.shape[1])),
+            inner=layers[0].tolist(), first=[bool(x) for x in layers[1]], layer_sizes=tuple(layers[2].tolist()),
+            maxpops_all=maxpops_all, ends_all=ends_all, nodes=len(nodes), _arrays=arrays,
+            records=(nodes.tobytes(), groups.tobytes(), kids.tobytes()),
+        )
+        return trie
+
+    def __getattr__(self, name: str):
+        """(A trie made by :meth:`from_arrays`: a per-node list, made from the arrays once.)"""
+        arrays = self.__dict__.get("_arrays")
+        if arrays is None or name not in _FROM_ARRAYS:
+            raise AttributeError(name)
+        nodes = arrays["nodes"]
+        if name in ("lo", "hi", "own", "proj", "plain"):
+            value = nodes[:, ("lo", "hi", "own", "proj", "plain").index(name)].tolist()
+        elif name in ("maxpops", "ends"):
+            value = arrays[name].tolist()
+        else:
+            g, k = arrays["groups"].tolist(), arrays["kids"].tolist()
+            grouped = [tuple((key, tuple((k[2 * j], k[2 * j + 1]) for j in range(a, z))) for key, a, z, _ in g[g0:g1])
+                       for g0, g1 in nodes[:, 6:8].tolist()]
+            self.__dict__["groups"] = grouped
+            self.__dict__["children"] = [tuple(sorted(p for _key, kids_ in gs for p in kids_)) for gs in grouped]
+            return self.__dict__[name]
+        self.__dict__[name] = value
+        return value
+
     def __repr__(self) -> str:
         return (f"VocabTrie({self.n_real} tokens, {self.nodes} nodes, maxpops {self.maxpops_all}, "
                 f"layers {'/'.join(map(str, self.layer_sizes))})")
@@ -372,28 +427,27 @@ def vocab_trie(table: TokenTable) -> VocabTrie:
     return table.derived("vocab_trie", _new_trie)
 
 
+_FROM_ARRAYS = frozenset({"lo", "hi", "own", "proj", "plain", "maxpops", "ends", "groups", "children"})
+
+
 def _new_trie(table: TokenTable) -> VocabTrie:
     trie = VocabTrie(table)
     if trie.nodes > GC_AFTER_NODES:
         gc.collect()
+    if table.cache_key is not None:  # (a table the disk cache keyed: store it with its trie)
+        from .table_cache import save_table
+
+        save_table(table, trie)
     return trie
 
 
-#: vocabularies (logit rows) up to this width apply a mask as one ``masked_fill_`` with a
-#: boolean row (see TokenMask.apply_; one byte per id per mask): at 4,096 ids 3 us in a
-#: tight loop, where the index operations took 17-19 us a step inside the decoding loop
-DENSE_MAX = 16_384
-#: vocabularies up to this size build a new mask straight as that boolean row
+#: vocabularies up to this size build a new mask straight as a boolean row
 #: (MaskEngine._build_dense) instead of from per-layer id arrays shared between masks
 #: (MaskEngine._build: what saves memory and page faults at a large vocabulary)
-DENSE_BUILD_MAX = DENSE_MAX
+DENSE_BUILD_MAX = 16_384
 #: id arrays shorter than this are copied into one array per mask; longer ones (a layer's
-#: allowed or banned ids) are shared by every mask that uses them and applied one by one
+#: allowed or banned ids) are shared by every mask that uses them
 SHARE_MIN = 2048
-# kept scores of a mask applied by id arrays: from this many on they are saved in a scratch
-# buffer reused across steps (a fresh array of tens of thousands of scores per step is memory
-# the OS maps anew each time)
-KEEP_SCRATCH_MIN = 16384
 
 
 class TokenMask:
@@ -414,8 +468,8 @@ class TokenMask:
     row, :meth:`MaskEngine._build_dense`).
     """
 
-    __slots__ = ("allow", "size", "n_allowed", "eos", "dead_end", "keep", "ban", "_n_keep", "_ids", "_tensors", "_set",
-                 "_dense")
+    __slots__ = ("allow", "size", "n_allowed", "eos", "dead_end", "keep", "ban", "_ids", "_tensors", "_set",
+                 "_dense", "_packed")
 
     def __init__(self, allow: bool, ids: np.ndarray | None, size: int, n_allowed: int, eos: bool,
                  dead_end: bool = False, *, keep: tuple[np.ndarray, ...] = (),
@@ -429,11 +483,11 @@ class TokenMask:
             keep, ban = ((ids,), ()) if allow else ((), (ids,))
         self.keep = keep
         self.ban = ban
-        self._n_keep = sum(len(a) for a in keep)
         self._ids = ids
-        self._tensors: dict[Any, tuple] = {}
+        self._tensors: dict[Any, Any] = {}  # device -> the packed words there (bitmask.apply_mask_)
         self._set: frozenset[int] | None = None
         self._dense: np.ndarray | None = None
+        self._packed: np.ndarray | None = None
 
     def __repr__(self) -> str:
         return (f"TokenMask(allow={self.allow}, n_allowed={self.n_allowed}, size={self.size}, eos={self.eos}, "
@@ -460,21 +514,10 @@ class TokenMask:
 
         return torch.from_numpy(self.ids).to(device)
 
-    def _parts(self, device: Any) -> tuple:
-        got = self._tensors.get(device)
-        if got is None:
-            import torch
-
-            got = (tuple(torch.from_numpy(a).to(device) for a in self.keep),
-                   tuple(torch.from_numpy(a).to(device) for a in self.ban))
-            self._tensors[device] = got
-        return got
-
     def banned_row(self, width: int | None = None) -> np.ndarray:
         """The mask as a boolean row of ``width`` (default ``size``) elements, True where
-        the id is banned (ids past ``size`` too).  The row for ``width == size`` is cached
-        (the engine makes it with the mask when the vocabulary is at most
-        :data:`DENSE_MAX` ids, and counts its bytes in its budget)."""
+        the id is banned (ids past ``size`` too; for tests and tools: a step applies
+        :meth:`packed`).  The row for ``width == size`` is cached."""
         if width is None or width == self.size:
             if self._dense is None:
                 self._dense = self._banned_row(self.size)
@@ -510,114 +553,23 @@ class TokenMask:
             self._set = frozenset(int(i) for i in self.ids)
         return (token_id in self._set) == self.allow if 0 <= token_id < self.size else False
 
+    def packed(self) -> np.ndarray:
+        """The mask as packed ``int32`` words (:mod:`.bitmask`: bit ``t % 32`` of word
+        ``t // 32`` set when token ``t`` is allowed; ``n_words(size)`` words), made once."""
+        if self._packed is None:
+            self._packed = pack(self._dense if self._dense is not None else self._banned_row(self.size))
+        return self._packed
+
     def apply_(self, row) -> None:
         """Set the scores of banned ids of one 1-D score row (a torch tensor) to ``-inf``.
 
         The row may be wider than the mask (a model padding its vocabulary): ids past
         ``size`` are banned too.  Every banned score becomes ``-inf`` whatever it was
-        (``+inf`` and NaN included).  Up to :data:`DENSE_MAX` ids the mask is applied as one
-        ``masked_fill_`` with its boolean row (:meth:`banned_row`, kept with the mask per
-        device); larger vocabularies use the id arrays (a few index operations).
-        """
-        width = row.shape[-1]
-        if width <= DENSE_MAX:
-            key = (row.device, width)
-            banned = self._tensors.get(key)
-            if banned is None:
-                import torch
+        (``+inf`` and NaN included).  Applies :meth:`packed` (:func:`.bitmask.apply_mask_`:
+        one compiled pass over a CPU float32 row, else one ``masked_fill_``)."""
+        from .bitmask import apply_mask_
 
-                banned = self._tensors[key] = torch.from_numpy(self.banned_row(width)).to(row.device)
-            row.masked_fill_(banned, _NEG_INF)
-            return
-        if (_c_fill is not None and width >= self.size and row.dtype == _torch_float32() and row.device.type == "cpu"
-                and row.is_contiguous()):
-            self._apply_cpu(row.detach().numpy(), row)
-            return
-        keep, ban = self._parts(row.device)
-        n_keep = self._n_keep
-        if width < self.size:
-            keep = tuple(t[t < width] for t in keep)
-            ban = tuple(t[t < width] for t in ban)
-            n_keep = sum(len(t) for t in keep)
-        if n_keep < KEEP_SCRATCH_MIN:
-            saved = [row.index_select(0, t) for t in keep]
-        else:
-            import torch
-
-            saved = []
-            # the kept scores go to a scratch buffer reused across steps: a fresh tensor of
-            # tens of thousands of scores per step is memory the OS maps anew each time
-            buf = _scratch(row, n_keep)
-            at = 0
-            for t in keep:
-                part = buf[at:at + len(t)]
-                torch.index_select(row, 0, t, out=part)
-                saved.append(part)
-                at += len(t)
-        if self.allow:
-            row.fill_(_NEG_INF)
-        else:
-            if width > self.size:
-                row[self.size:] = _NEG_INF
-            for t in ban:
-                row.index_fill_(0, t, _NEG_INF)
-        for t, v in zip(keep, saved):
-            row.index_copy_(0, t, v)
-
-
-    def _apply_cpu(self, r: np.ndarray, row) -> None:
-        """:meth:`apply_` for a contiguous float32 row in memory (``r``: its numpy view, at
-        least ``size`` wide): banned ids set by ``_walk.c``'s ``fill`` (a loop over the ids;
-        ``index_fill_`` took 93 us for 75k ids at a 152k vocabulary, this 58 us), allowed
-        ids of a ban restored from a copy taken first."""
-        saved = [r[a] for a in self.keep] if self._n_keep < KEEP_SCRATCH_MIN else self._take_large(r, row)
-        if self.allow:
-            r.fill(_NEG_INF)
-        else:
-            if len(r) > self.size:
-                r[self.size:] = _NEG_INF
-            for a in self.ban:
-                _c_fill(r, a)
-        for a, v in zip(self.keep, saved):
-            r[a] = v
-
-    def _take_large(self, r: np.ndarray, row) -> list[np.ndarray]:
-        """The kept scores of ``r`` (the numpy view of ``row``) copied into the thread's
-        reused scratch buffer (see :meth:`apply_`)."""
-        buf = _scratch(row, self._n_keep).numpy()
-        saved = []
-        at = 0
-        for a in self.keep:
-            part = buf[at:at + len(a)]
-            np.take(r, a, out=part, mode="clip")  # (ids are < size <= len(r): nothing clipped)
-            saved.append(part)
-            at += len(a)
-        return saved
-
-
-@functools.cache
-def _torch_float32():
-    import torch
-
-    return torch.float32
-
-
-_SCRATCH = threading.local()
-
-
-def _scratch(row, n: int):
-    """A 1-D tensor of at least ``n`` elements of ``row``'s dtype and device, reused by the
-    calling thread (see :meth:`TokenMask.apply_`)."""
-    key = (row.device, row.dtype)
-    bufs = getattr(_SCRATCH, "bufs", None)
-    if bufs is None:
-        bufs = _SCRATCH.bufs = {}
-    buf = bufs.get(key)
-    if buf is None or len(buf) < n:
-        import torch
-
-        buf = bufs[key] = torch.empty(max(n, 4096), dtype=row.dtype, device=row.device)
-    return buf
+        apply_mask_(row, self)
 
 
 def _layer_ids_c(trie: VocabTrie, root: int, iv: np.ndarray, banned: bool) -> tuple[tuple[np.ndarray, ...], int]:
@@ -684,7 +636,7 @@ def _merge_small(arrays: list[np.ndarray], arena: IdArena | None = None) -> tupl
     return tuple(out), fresh
 
 
-ARENA_MIN_VOCAB = DENSE_MAX + 1  # vocabularies from this size give their engine an IdArena
+ARENA_MIN_VOCAB = DENSE_BUILD_MAX + 1  # vocabularies from this size give their engine an IdArena
 # slots of the compiled walk's tables when it is made: 16 per token between these bounds
 # (_walk.c: each of its seven tables gets this many or half as many; 16 bytes a slot, written
 # then): ~5 MB at 4,096 tokens, ~20 MB from 16,384
@@ -924,7 +876,7 @@ class MaskEngine:
         self._nobyte_all = tail
         self._nobyte_no_eos = tail[~np.isin(tail, self._eos)] if len(eos) else tail
         self.stats = {"walks": 0, "memo_hits": 0, "steps": 0, "masks": 0, "mask_hits": 0, "layer_hits": 0}
-        self._gspan = max((len(g) for g in self.trie.groups), default=0) + 1
+        self._gspan = self.trie.most_groups() + 1
         #: the walk runs compiled (``_walk.c``) unless ``compiled=False``, the module is not
         #: built, or :data:`PURE_PYTHON_ENV` is set; both walks give the same results
         self.compiled = _CWalker is not None and compiled and not os.environ.get(PURE_PYTHON_ENV)
@@ -1063,13 +1015,12 @@ class MaskEngine:
                     sys.setrecursionlimit(4000)
                 size = self.table.size
                 m = self._build_dense(layers, eos) if size <= DENSE_BUILD_MAX else self._build(layers, eos)
-                if size <= DENSE_MAX or m._dense is not None:
-                    # the boolean row a step applies (TokenMask.apply_), made here (if the
-                    # build did not) so that its bytes count in the budget (an id of the
-                    # budget is 8 bytes)
-                    m.banned_row()
-                    self._merged_ids += size // 8 + 1
-                    self._mask_ids += size // 8 + 1
+                # the packed words a step applies (TokenMask.apply_, bitmask.PackedMasks), made
+                # here so that no step builds them and their bytes count in the budget (an id
+                # of the budget is 8 bytes: size / 64 ids)
+                m.packed()
+                self._merged_ids += size // 64 + 1
+                self._mask_ids += size // 64 + 1
                 self._combos[ck] = m
                 if self._mask_ids > self.max_mask_ids:
                     self._evict_masks()
@@ -1280,14 +1231,13 @@ class MaskEngine:
 
     def _build_dense(self, layers: tuple[int, ...], eos: bool) -> TokenMask:
         """:meth:`_build` for a vocabulary of at most :data:`DENSE_BUILD_MAX` ids: the mask made
-        straight from the layers' accepted rank intervals as the boolean row a step applies
-        (:meth:`TokenMask.apply_`; ``_walk.c``'s ``allow_row``, numpy without the compiled
-        module), its id array (the allowed or the banned ids, whichever are fewer, as
+        straight from the layers' accepted rank intervals as a boolean row (``_walk.c``'s
+        ``allow_row``, numpy without the compiled module), packed, and its id array (the allowed or the banned ids, whichever are fewer, as
         :meth:`_build` keeps them) taken from that row.  The same mask as :meth:`_build`
         gives (tested), without the per-layer id arrays that let large vocabularies share
         memory between masks: at 4,096 ids those cost a new mask more than its walk's
         Python steps (measured in the decoding loop, guard_breakdown's sampling: 63 us of
-        assembly a mask).  The ids count against the id budget here, the row in
+        assembly a mask).  The ids count against the id budget here, the packed words in
         :meth:`mask`."""
         trie = self.trie
         size = self.table.size
@@ -1312,7 +1262,7 @@ class MaskEngine:
         allow = n_allowed <= size // 2
         ids = np.flatnonzero(~row if allow else row).astype(np.int64, copy=False)
         m = TokenMask(allow, ids, size, n_allowed, eos, dead)
-        m._dense = row
+        m._packed = pack(row)
         self._merged_ids += len(ids)
         self._mask_ids += len(ids)
         return m

@@ -83,11 +83,11 @@ class CompletionFeature(Feature):
         if project is None:
             return
         engine = self._engine
-        names = self.server.host.engine.runtime_names
+        contract = self.server.host.engine.guard_contract()
 
         def warm() -> None:
             try:
-                engine.warm(project, budget_s=3.0, runtime_names=names.names())
+                engine.warm(contract, budget_s=3.0)
             except Exception:  # noqa: BLE001 - a missing model is reported on first use
                 pass
 
@@ -135,14 +135,14 @@ class CompletionFeature(Feature):
         engine = self.engine()
         host = server.host
         await host.wait_ready(10)
-        project = host.engine.project
         cancel = threading.Event()
         request = CompletionRequest(text=text, offset=offset, path=str(path) if path is not None else None)
         was_loaded = engine.is_loaded
         try:
-            names = host.engine.runtime_names.names()
-            result = await self.worker.run(lambda: engine.complete(request, project=project, runtime_names=names,
-                                                                   cancelled=cancel.is_set))
+            # the linter's contract for this file, taken on this thread (the engine is not
+            # thread-safe); the worker builds the guard from it
+            contract = host.engine.guard_contract(path, text)
+            result = await self.worker.run(lambda: engine.complete(request, contract, cancelled=cancel.is_set))
             if not was_loaded and engine.is_loaded:
                 # the model and its libraries are long-lived too (350k objects: a full
                 # collection took 190 ms, 0 once frozen): freeze them out of later

@@ -7,13 +7,30 @@ server guards it with :mod:`luaguard.serving.vllm`)::
 
     {"model": <completion.endpointModel>, "prompt": <text before the cursor>, "max_tokens": ...,
      "temperature": 0, "logprobs": 1,
+     "truncate_prompt_tokens": <the model's context less max_tokens>, "truncation_side": "left",
      "vllm_xargs": {"luaguard": true, "luaguard_project": <completion.endpointProject>,
                     "luaguard_file": <the file, project-relative>}}
 
+The luaguard keys are sent only when the guard is on and ``completion.endpointProject``
+names the project; otherwise the request is not guarded, and the answer says so
+(``Completion.guarded``: the editor labels it "not guarded").
+
+**Prompt length** is counted in the model's tokens, by the server: the model's context
+(``max_model_len`` of ``GET {endpoint}/models``, asked once) less ``max_tokens`` goes out as
+``truncate_prompt_tokens`` and vLLM keeps that many tokens from the end of the prompt.  The
+text sent is cut to :data:`CHARS_PER_TOKEN` characters per token of that budget first (only
+to bound the request's size).  Where the server does not report its context, the text is cut
+to :data:`MAX_PROMPT_CHARS` characters as before.
+
+**Confidence** comes from the returned log-probabilities of the chosen tokens.  vLLM computes
+them before logits processors unless the server runs with ``--logprobs-mode
+processed_logprobs`` (see the README's serving section): only then are they the guarded
+distribution's, as a local model's confidence is.
+
 The answer becomes the :class:`~luaguard.guard.completion_types.Completion` a local model gives
-(confidence from the returned log-probabilities; withheld under ``min_confidence``).  Errors
-(unreachable server, HTTP 4xx/5xx, a malformed answer) raise :class:`EndpointError` with the
-server's message; the language server shows it once.
+(withheld under ``min_confidence``).  Errors (unreachable server, HTTP 4xx/5xx, a malformed
+answer) raise :class:`EndpointError` with the server's message; the language server shows it
+once.
 """
 
 from __future__ import annotations
@@ -28,8 +45,11 @@ from typing import Any, Callable
 
 from ..guard.completion_types import Completion
 
-#: the prompt sent is at most this many characters before the cursor
+#: without the server's context length: the prompt sent is at most this many characters
 MAX_PROMPT_CHARS = 6000
+#: characters sent per token of the prompt budget (a bound on the request's size; the server
+#: cuts the prompt to the budget in tokens)
+CHARS_PER_TOKEN = 16
 
 
 class EndpointError(RuntimeError):
@@ -49,6 +69,29 @@ class RemoteCompletionEngine:
         self.settings = settings
         self.root = root
         self._open = opener or urllib.request.urlopen
+        self._context: dict[tuple[str, str], int | None] = {}
+
+    def context_length(self, timeout: float = 5.0) -> int | None:
+        """The served model's context in tokens (``max_model_len`` of ``GET {endpoint}/models``
+        for ``endpoint_model``, else the first model listed), asked once per endpoint and
+        model; ``None`` when the server does not say (or cannot be asked: tried again later)."""
+        s = self.settings
+        key = (s.endpoint or "", s.endpoint_model or "")
+        if key in self._context:
+            return self._context[key]
+        try:
+            with self._open(urllib.request.Request(s.endpoint.rstrip("/") + "/models"), timeout=timeout) as r:
+                models = json.loads(r.read()).get("data") or []
+        except (urllib.error.URLError, OSError, TimeoutError, ValueError, AttributeError):
+            return None
+        got = None
+        for card in models:
+            if isinstance(card, dict) and (not s.endpoint_model or card.get("id") == s.endpoint_model):
+                n = card.get("max_model_len")
+                got = int(n) if isinstance(n, int) and n > 0 else None
+                break
+        self._context[key] = got
+        return got
 
     def load(self) -> None:  # the model lives on the server
         return None
@@ -67,13 +110,18 @@ class RemoteCompletionEngine:
                 return None
         return p.as_posix() if not p.is_absolute() else None
 
-    def complete(self, request, project=None, runtime_names=None, cancelled=None):
+    def complete(self, request, contract=None, cancelled=None):
         """Post ``request`` (a :class:`~luaguard.guard.completion_types.CompletionRequest`);
         returns a :class:`~luaguard.guard.completion_types.Completion`.  Raises
         :class:`EndpointError`."""
         s = self.settings
         t0 = time.perf_counter()
-        prompt = request.text[max(0, request.offset - MAX_PROMPT_CHARS): request.offset]
+        max_tokens = request.max_tokens or s.max_tokens
+        timeout = (request.timeout_ms or s.timeout_ms) / 1000.0
+        context = self.context_length(timeout)
+        budget = context - max_tokens if context is not None and context > max_tokens else None
+        chars = budget * CHARS_PER_TOKEN if budget is not None else MAX_PROMPT_CHARS
+        prompt = request.text[max(0, request.offset - chars): request.offset]
         xargs: dict[str, Any] = {"luaguard": True}
         if s.endpoint_project:
             xargs["luaguard_project"] = s.endpoint_project
@@ -82,13 +130,14 @@ class RemoteCompletionEngine:
             xargs["luaguard_file"] = rel
         if request.guard is False or not s.guard or not s.endpoint_project:
             xargs = {}
-        body = {"model": s.endpoint_model or "", "prompt": prompt,
-                "max_tokens": request.max_tokens or s.max_tokens, "temperature": request.temperature,
-                "top_p": request.top_p, "logprobs": 1}
+        body = {"model": s.endpoint_model or "", "prompt": prompt, "max_tokens": max_tokens,
+                "temperature": request.temperature, "top_p": request.top_p, "logprobs": 1}
+        if budget is not None:
+            body["truncate_prompt_tokens"] = budget
+            body["truncation_side"] = "left"
         if xargs:
             body["vllm_xargs"] = xargs
         url = s.endpoint.rstrip("/") + "/completions"
-        timeout = (request.timeout_ms or s.timeout_ms) / 1000.0
         req = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
         try:
             with self._open(req, timeout=timeout) as r:
@@ -113,11 +162,12 @@ class RemoteCompletionEngine:
         low = min(probs) if probs else 1.0
         min_conf = request.min_confidence if request.min_confidence is not None else s.min_confidence
         usage = answer.get("usage") or {}
+        prompt_tokens = int(usage.get("prompt_tokens", 0) or 0)
+        truncated = request.offset > chars or (budget is not None and prompt_tokens >= budget)
         return Completion(text=text if mean >= min_conf else "", raw_text=text, tokens=len(probs) or usage.get("completion_tokens", 0),
                           mean_prob=mean, min_prob=low, withheld=mean < min_conf,
                           stop_reason=str(choice.get("finish_reason") or "stop"), guarded=bool(xargs),
-                          truncated_prompt=request.offset > MAX_PROMPT_CHARS,
-                          prompt_tokens=int(usage.get("prompt_tokens", 0) or 0),
+                          truncated_prompt=truncated, prompt_tokens=prompt_tokens,
                           elapsed_ms=(time.perf_counter() - t0) * 1e3)
 
 

@@ -18,6 +18,7 @@ Per-request keys (flat values: what vLLM's ``vllm_xargs`` carries): ``luaguard``
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -27,6 +28,9 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 RELOAD_CHECK_SECONDS = 2.0
+#: files whose change triggers a re-index even while the project does not load
+_PROJECT_FILES = ("default.project.json", "sourcemap.json", "luaguard.toml")
+log = logging.getLogger("luaguard.serving")
 _KEYS = ("luaguard", "luaguard_project", "luaguard_file", "luaguard_prompt")
 
 
@@ -98,14 +102,20 @@ def parse_xargs(extra: dict[str, Any] | None) -> GuardRequest | None:
 @dataclass
 class ServedProject:
     """One configured project: its index (reloaded when the project changes on disk) and
-    the guards made for it (one per tokenizer and vocabulary size)."""
+    its guards (:func:`~luaguard.guard.matcher.project_guard` of the file's
+    :meth:`~luaguard.engine.Engine.guard_contract`: the linter's contract).
+
+    A reload that fails (a project file saved broken while the server runs) keeps the last
+    good index and logs a warning; it is tried again after the next change on disk.  Only a
+    project that never loaded raises (:class:`ConfigError`), so a broken project fails its
+    own requests (HTTP 400), never the engine or other projects."""
 
     name: str
     root: Path
     _engine: Any = None
     _signature: tuple = ()
     _checked: float = 0.0
-    _guards: dict = field(default_factory=dict)
+    _error: str | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def _fingerprint(self) -> tuple:
@@ -114,6 +124,8 @@ class ServedProject:
         out = []
         project = self._engine.project if self._engine is not None else None
         paths = {self.root}
+        for name in _PROJECT_FILES:
+            paths.add(self.root / name)
         if project is not None:
             if project.project_file is not None:
                 paths.add(Path(project.project_file))
@@ -127,51 +139,68 @@ class ServedProject:
                 out.append((str(p), None))
         return tuple(out)
 
+    @property
+    def error(self) -> str | None:
+        """Why the last load failed (``None``: it did not)."""
+        return self._error
+
     def engine(self):
         """The project's :class:`~luaguard.engine.Engine` (index loaded), reloaded after a
-        change on disk.  Raises :class:`ConfigError` when the project file is broken."""
-        from ..engine import ProjectUnreadable, open_engine
+        change on disk; the last good one when a reload fails.  Raises :class:`ConfigError`
+        when the project has never loaded (its message names the project and the reason)."""
+        from ..engine import open_engine
 
         with self._lock:
             now = time.monotonic()
-            if self._engine is not None and now - self._checked < RELOAD_CHECK_SECONDS:
-                return self._engine
+            if self._checked and now - self._checked < RELOAD_CHECK_SECONDS:
+                return self._current()
             self._checked = now
-            if self._engine is not None and self._fingerprint() == self._signature:
-                return self._engine
+            signature = self._fingerprint()
+            if (self._engine is not None or self._error is not None) and signature == self._signature:
+                return self._current()
+            self._signature = signature  # (a failed load is tried again after the next change)
             try:
                 engine = open_engine(self.root, require_index=True)
-            except ProjectUnreadable as exc:
-                raise ConfigError(f"project {self.name!r} ({self.root}): {exc}") from None
+                engine.runtime_names.names()  # (read the scripts now, not in a decoding step)
+            except Exception as exc:  # noqa: BLE001 - a broken project must not stop the server
+                self._error = str(exc) or type(exc).__name__
+                if self._engine is not None:
+                    log.warning("luaguard: project %r (%s) no longer loads, keeping its last good index: %s",
+                                self.name, self.root, self._error)
+                else:
+                    log.error("luaguard: project %r (%s) does not load: %s", self.name, self.root, self._error)
+                return self._current()
             if self._engine is not None:
                 from ..guard.matcher import invalidate
 
                 invalidate(self._engine.project)
-            self._engine = engine
-            self._guards = {}
+            elif self._error is not None:
+                log.warning("luaguard: project %r (%s) loads again", self.name, self.root)
+            self._engine, self._error = engine, None
             self._signature = self._fingerprint()
             return engine
 
-    def guard(self, tokenizer, vocab_size: int | None):
-        """The guard of ``tokenizer`` (logits width ``vocab_size``) for the current index."""
-        from ..guard.matcher import Guard, GuardOptions
+    def _current(self):
+        if self._engine is None:
+            raise ConfigError(f"project {self.name!r} ({self.root}): {self._error or 'not loaded'}")
+        return self._engine
 
-        engine = self.engine()
-        key = (getattr(tokenizer, "name_or_path", None) or id(tokenizer), vocab_size)
-        with self._lock:
-            g = self._guards.get(key)
-        if g is None:
-            g = Guard.for_model(tokenizer, vocab_size, project=engine.project, options=GuardOptions())
-            with self._lock:
-                self._guards[key] = g
-        return g
+    def contract(self, rel: str | None = None):
+        """The :class:`~luaguard.engine.GuardContract` of the project-relative file ``rel``
+        (``None``: not given) on the current index."""
+        return self.engine().guard_contract(rel)
+
+    def guard(self, tokenizer, vocab_size: int | None, rel: str | None = None):
+        """The guard of ``tokenizer`` (logits width ``vocab_size``) for the file ``rel`` on
+        the current index: :func:`~luaguard.guard.matcher.project_guard` of its contract."""
+        from ..guard.matcher import project_guard
+        from ..guard.token_bytes import token_table
+
+        return project_guard(token_table(tokenizer, vocab_size), self.contract(rel))
 
     def scripts(self, rel: str | None) -> list:
         """The instances of the project file ``rel`` (empty when not given or not mapped)."""
-        if not rel:
-            return []
-        project = self.engine().project
-        return list(project.instances_for_file(rel)) if project is not None else []
+        return list(self.contract(rel).scripts) if rel else []
 
 
 class ProjectRegistry:

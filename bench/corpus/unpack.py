@@ -4,7 +4,9 @@ The corpus is public code that nobody here wrote; it is never committed.  Each r
 of the manifest is fetched as a git snapshot first (the session's ``fetch`` tool puts it at
 ``<mirror>/<owner>+<name>/repo``); this script checks out the manifest's commit of each
 one with ``git archive`` into ``<cache>/<owner>+<name>/``, keeping only the manifest's
-``include`` prefixes where it names some, and writes the manifest's ``luaguard_toml`` (the
+``include`` prefixes where it names some and leaving out its ``exclude`` prefixes (files the
+snapshot lacks: a fetched snapshot may list its largest files without holding them, and
+``git archive`` of a tree with such a file fails), and writes the manifest's ``luaguard_toml`` (the
 configuration a user of that repository would write: extra globals its C++ or Rust test
 harness defines) where it gives one.  Re-running is cheap: a repository already
 unpacked at the manifest's commit (``<cache>/<owner>+<name>/.corpus-commit``) is skipped.
@@ -41,7 +43,8 @@ def default_cache() -> Path:
 
 
 def load_manifest(path: Path = MANIFEST) -> list[dict]:
-    """The manifest's repositories: ``[{"repo": "owner/name", "commit": sha, "include"?: [prefix]}]``."""
+    """The manifest's repositories: ``[{"repo": "owner/name", "commit": sha, "include"?: [prefix],
+    "exclude"?: [prefix]}]``."""
     return json.loads(path.read_text(encoding="utf-8"))["repositories"]
 
 
@@ -60,7 +63,10 @@ def unpack_one(entry: dict, mirror: Path, cache: Path) -> str:
         return "cached"
     if not git_dir.is_dir():
         return f"no snapshot at {git_dir} (fetch github:{entry['repo']} first)"
-    proc = subprocess.run(["git", "--git-dir", str(git_dir), "archive", "--format=tar", entry["commit"]],
+    # Path specs keep git from reading the blobs of excluded files (absent from the snapshot).
+    specs = [f":(exclude){prefix}" for prefix in entry.get("exclude") or ()]
+    proc = subprocess.run(["git", "--git-dir", str(git_dir), "archive", "--format=tar", entry["commit"],
+                           *(["--", ".", *specs] if specs else [])],
                           capture_output=True)
     if proc.returncode != 0:
         return f"commit {entry['commit'][:12]} not in the snapshot: {proc.stderr.decode(errors='replace').strip()}"

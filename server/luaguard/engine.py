@@ -18,6 +18,7 @@ import gc
 import logging
 import os
 import re
+import weakref
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ from typing import Iterable
 
 from .checks.base import CheckContext
 from .checks.runtime_names import RuntimeNames, created_names
+from .checks.runtime_world import OwnFacts
 from .config import Settings
 from .findings import Finding, Severity
 from .luau.lexer import tokenize
@@ -126,7 +128,7 @@ class Engine:
         self.project_error: str | None = None
         self.checks = default_checks()
         self.stats: Counter[str] = Counter()
-        self.runtime_names = RuntimeNames(self._script_files, _read_text)
+        self.runtime_names = RuntimeNames(self._script_files, _read_text, lambda: self.project)
         self._project_globals: frozenset[str] | None = None
 
     # -- project -----------------------------------------------------------------
@@ -220,10 +222,13 @@ class Engine:
             path=rel if rel is not None else (str(path) if path is not None else None),
             project=project,
             scripts=scripts,
-            runtime_names=_with_own_names(self.runtime_names.view, text),
             options={"extra_globals": self.extra_globals(rel if rel is not None else path)},
             in_datamodel=not (project is not None and rel is not None and project.outside_datamodel(rel)),
         )
+        ref = weakref.ref(ctx)  # (no reference cycle: the context is freed by reference counting)
+        ctx.runtime_names = _with_own_names(self.runtime_names.view, text,
+                                            self.root / rel if (rel is not None and self.root is not None) else None,
+                                            scripts, lambda: getattr(ref(), "ast", None))
         from .luau.parser import parse
 
         declarations = str(path or "").endswith((".d.lua", ".d.luau"))
@@ -359,16 +364,20 @@ def merge_syntax(findings: Iterable[Finding]) -> list[Finding]:
     return out
 
 
-def _with_own_names(project_names, text: str):
+def _with_own_names(project_names, text: str, path: Path | None = None, scripts=(), chunk=None):
     """``runtime_names`` for one lint: the project's names plus the linted text's own
-    (which may be newer than the file on disk), computed once on first use.
+    (which may be newer than the file on disk), computed once on first use, with the
+    text's run-time facts (:class:`~luaguard.checks.runtime_world.OwnFacts`: what it
+    creates and where, parsed lazily - ``chunk`` returns the linter's parse).
     ``project_names`` returns a :class:`~luaguard.checks.runtime_names.NamesView`: the
     result answers ``in`` without copying the project's names."""
     cache: list = []
 
     def names():
         if not cache:
-            cache.append(project_names().with_names(created_names(text)))
+            own_names = created_names(text)
+            own = OwnFacts(text, path, scripts, own_names, chunk)
+            cache.append(project_names().with_names(own_names, own))
         return cache[0]
 
     return names

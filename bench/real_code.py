@@ -178,7 +178,6 @@ def replay_file(args: tuple[str, list[str], int, int]) -> dict:
     """The guard replay of one valid file for each tokenizer (see the module docstring)."""
     path_str, tokenizers, seed, mask_every = args
     from guard_support import replay
-    from luaguard.checks.runtime_names import created_names
     from luaguard.guard.matcher import GuardOptions, guard_for
 
     path = Path(path_str)
@@ -194,11 +193,9 @@ def replay_file(args: tuple[str, list[str], int, int]) -> dict:
         rel = eng.relpath(path)
         scripts = project.instances_for_file(rel) if project is not None and rel is not None else []
         services = not (project is not None and rel is not None and project.outside_datamodel(rel))
-        # the names the linter takes as created at run time: the project's and the file's own
-        names = eng.runtime_names.names()
-        own = created_names(text)
-        if not own <= names:
-            names = names | own
+        # the names the linter takes as created at run time, and where: the project's and
+        # the file's own (the engine's contract for the guard)
+        names = eng.runtime_names_for(text, path)
         line_starts = [0] + [i + 1 for i, b in enumerate(data) if b == 0x0A and i + 1 < len(data)]
         rng = random.Random(f"{seed}:{path_str}")
         primes = {"first_line": line_starts[1] if len(line_starts) > 1 else len(data),

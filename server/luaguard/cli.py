@@ -267,7 +267,6 @@ def cmd_complete(args: argparse.Namespace) -> int:
     missing = missing_dependencies()
     if missing:
         raise UsageError(f"luaguard complete: {missing_message(missing)}")
-    from .checks.runtime_names import created_names
     from .guard.generate import CompletionEngine, CompletionRequest, parse_location
     from .guard.model import ModelLoadError
 
@@ -298,7 +297,7 @@ def cmd_complete(args: argparse.Namespace) -> int:
     )
     try:
         # the names created at run time, as the linter reads them (the project's and the file's)
-        names = engine.runtime_names.names() | created_names(text)
+        names = engine.runtime_names_for(text, Path(path))
         result = CompletionEngine(settings).complete(request, project=engine.project, runtime_names=names)
     except ModelLoadError as exc:
         raise UsageError(f"cannot load the completion model: {exc}") from exc

@@ -188,6 +188,17 @@ class Engine:
             return []
         return [self.root / rel for rel in project.file_instances if rel.endswith(LUAU_SUFFIXES)]
 
+    def runtime_names_for(self, text: str, path: str | Path | None = None):
+        """The run-time names a lint of ``text`` as ``path`` reads, for the guard
+        (:class:`~luaguard.checks.runtime_names.WorldNames`: the project's names scoped by
+        the run-time world, plus the text's own names and facts), so that the guard accepts
+        exactly the names the linter accepts in that file."""
+        rel = self.relpath(path)
+        project = self.project
+        scripts = project.instances_for_file(rel) if (project is not None and rel is not None) else []
+        abs_path = self.root / rel if (rel is not None and self.root is not None) else None
+        return self.runtime_names.names().with_own(OwnFacts(text, abs_path, scripts))
+
     def script_files(self) -> list[Path]:
         """Every ``.lua``/``.luau`` file the project maps (sorted)."""
         return sorted(set(self._script_files()))

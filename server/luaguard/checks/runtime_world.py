@@ -491,6 +491,7 @@ class RuntimeWorld:
         self._version = -1
         self._by_name: dict[str, list[Path]] = {}
         self._by_mention: dict[str, frozenset[Path]] = {}
+        self._naming: dict[str, frozenset[Path]] = {}
         self._texts: dict[Path, str] = {}
         self._text_bytes = 0
         self._creators: list[Path] = []
@@ -517,6 +518,7 @@ class RuntimeWorld:
                 by_name.setdefault(n, []).append(path)
         self._by_name, self._creators = by_name, creators
         self._by_mention = {}
+        self._naming = {}
         self._texts = {}
         self._text_bytes = 0
         self._verdicts = {}
@@ -555,6 +557,22 @@ class RuntimeWorld:
             pattern = _mention_pattern(name)
             got = frozenset(p for p in self._creators if pattern.search(self._text(p)))
             self._by_mention[name] = got
+        return got
+
+    def naming_files(self, name: str) -> frozenset[Path]:
+        """The scripts that may create an instance named ``name``: those with the string
+        where a name is given (``Name = "name"``, ``Instance.new("name")``, or a helper's
+        argument where the helper sets ``Name`` from an expression), and those that clone or
+        reparent, on a line naming it, a node so named."""
+        self._sync()
+        got = self._naming.get(name)
+        if got is None:
+            naming = _naming_pattern(name)
+            moving = _moving_pattern(name)
+            paths = {p for p in self._by_name.get(name, ())
+                     if naming.search(self._text(p)) or _DYNAMIC_NAME.search(self._text(p))}
+            paths.update(p for p in self.mentioning(name) if moving.search(self._text(p)))
+            got = self._naming[name] = frozenset(paths)
         return got
 
     def facts(self, path: Path) -> FileFacts | None:
@@ -664,13 +682,7 @@ class RuntimeWorld:
                 return Verdict(MAYBE, f"Roblox creates '{name}' in every character; a script looking it up from its "
                                       "parent runs in a character (a template cloned into one)")
         # code creates this very name there
-        naming = _naming_pattern(name)
-        moving = _moving_pattern(name)
-        paths = [p for p in self._by_name.get(name, ())
-                 if naming.search(self._text(p)) or _DYNAMIC_NAME.search(self._text(p))]
-        # clones and moves of a node so named
-        paths.extend(p for p in self.mentioning(name) if moving.search(self._text(p)))
-        for f in self._files(sorted(set(paths)), own):
+        for f in self._files(sorted(self.naming_files(name)), own):
             for c in f.creations:
                 if c.name == name and c.may_target(ox, runtime or self._reaches(f, ox)):
                     return Verdict(CREATED, f"{f.rel}:{c.line} creates it at run time ({c.how})")
@@ -743,6 +755,22 @@ class RuntimeWorld:
             return False
         return f.path in self.mentioning(node.name)
 
+    def maybe_names(self, node: Instance, own: OwnFacts | None = None) -> frozenset[str]:
+        """Names :meth:`verdict` may call ``maybe`` under ``node`` one by one (not any
+        name): those the linted file checks for with ``FindFirstChild`` first, and the parts
+        Roblox puts in a character when ``node`` is an ancestor of the linted script."""
+        project = self._project()
+        if project is None or own is None:
+            return frozenset()
+        out: set[str] = set()
+        f = own.facts(self)
+        ox = origin(node)
+        if f is not None:
+            out.update(name for (nid, name) in f.presence if nid == id(ox))
+        if _script_ancestor(project, node, own):
+            out.update(CHARACTER_PARTS)
+        return frozenset(out)
+
     def names_under(self, node: Instance, own: OwnFacts | None = None) -> frozenset[str]:
         """Every name :meth:`verdict` would call ``created`` under ``node`` (for the guard's
         name tables): literal creations parented there, and the pool under run-time
@@ -758,9 +786,11 @@ class RuntimeWorld:
         ox = origin(node)
         runtime = runtime_container(project, node)
         out: set[str] = set()
+        own_path = own.path if own is not None else None
         for f in self._files(self._creators, own):
             for c in f.creations:
-                if c.name is not None and c.may_target(ox, runtime or self._reaches(f, ox)):
+                if c.name is not None and c.may_target(ox, runtime or self._reaches(f, ox)) \
+                        and (f.path is None or f.path == own_path or f.path in self.naming_files(c.name)):
                     out.add(c.name)
         if runtime:
             out.update(self._names.pool())

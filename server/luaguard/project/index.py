@@ -249,7 +249,7 @@ class ProjectIndex:
         players = self.service("Players")
         player = Instance("LocalPlayer", "Player")
         player.parent = players
-        if self.datamodel.open_reason:
+        if self.kind == "none" or self.root is not self.datamodel:
             # no place project: the game's scripts, which add children to players, are unknown
             player.open_reason = f"the game's scripts are not known here ({self.datamodel.open_reason})"
 

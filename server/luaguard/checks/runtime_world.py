@@ -611,16 +611,10 @@ class RuntimeWorld:
         return facts
 
     # -- queries ---------------------------------------------------------------------------
-    def _files(self, paths, own: OwnFacts | None):
-        """Facts of ``paths`` (the own file's text replacing its file) and of ``own``."""
-        skip = own.path if own is not None else None
+    def _files(self, paths):
+        """Facts of the project files ``paths`` (unreadable ones left out)."""
         for p in paths:
-            if p != skip:
-                f = self.facts(p)
-                if f is not None:
-                    yield f
-        if own is not None:
-            f = own.facts(self)
+            f = self.facts(p)
             if f is not None:
                 yield f
 
@@ -646,22 +640,13 @@ class RuntimeWorld:
 
     def verdict(self, node: Instance, name: str, own: OwnFacts | None = None) -> Verdict | None:
         """May ``name`` be a child of ``node`` (a closed node without that child in the
-        project) at run time?  See the module docstring; ``own``: the linted text's facts."""
+        project) at run time?  See the module docstring; ``own``: the linted text's facts
+        (they replace the file's on disk).  ``created`` beats ``maybe``; cheap checks first:
+        each file read here is parsed once per project."""
         project = self._project()
         if project is None:
             return None
         self._sync()
-        key = (id(node), name, id(own) if own is not None else 0)
-        if key in self._verdicts:
-            return self._verdicts[key]
-        got = self._verdict(project, node, name, own)
-        if len(self._verdicts) > 65536:
-            self._verdicts.clear()
-        self._verdicts[key] = got
-        return got
-
-    def _verdict(self, project, node: Instance, name: str, own: OwnFacts | None) -> Verdict | None:
-        # (cheap checks first: each file parsed here is parsed once per project)
         ox = origin(node)
         runtime = runtime_container(project, node)
         # a template script: code clones it, and may give the clone children
@@ -671,41 +656,72 @@ class RuntimeWorld:
                 and not runs_in_place(runtime_node(project, ox)):
             how = "is disabled" if ox.disabled else "does not run where it stands"
             return Verdict(MAYBE, f"{ox.path} {how}: a template that code clones, and may give children")
-        if runtime and (name in self._names.pool() or (own is not None and name in own.names)):
-            return Verdict(CREATED, "a script names it, and scripts add children here at run time")
-        # the linted file checks for it before using it; it runs inside a character
+        key = (id(node), name)
+        if key not in self._verdicts:
+            if len(self._verdicts) > 65536:
+                self._verdicts.clear()
+            self._verdicts[key] = (self._created(project, ox, name, runtime, None),
+                                   self._maybe(project, node, ox, runtime, None))
+        created, maybe = self._verdicts[key]
+        if created is not None:
+            return created
         if own is not None:
+            got = self._created(project, ox, name, runtime, own)
+            if got is not None:
+                return got
             f = own.facts(self)
             if f is not None and (id(ox), name) in f.presence:
                 return Verdict(MAYBE, f"the code checks for it with FindFirstChild first (line {f.presence[(id(ox), name)]})")
             if name in CHARACTER_PARTS and _script_ancestor(project, node, own):
                 return Verdict(MAYBE, f"Roblox creates '{name}' in every character; a script looking it up from its "
                                       "parent runs in a character (a template cloned into one)")
-        # code creates this very name there
-        for f in self._files(sorted(self.naming_files(name)), own):
+        if maybe is not None:
+            return maybe
+        if own is not None:
+            return self._maybe(project, node, ox, runtime, own)
+        return None
+
+    def _created(self, project, ox: Instance, name: str, runtime: bool, own: OwnFacts | None) -> Verdict | None:
+        """Code creates this very name there: the project's scripts (``own`` ``None``) or
+        the linted text (``own``)."""
+        if own is None:
+            if runtime and name in self._names.pool():
+                return Verdict(CREATED, "a script names it, and scripts add children here at run time")
+            files = self._files(sorted(self.naming_files(name)))
+        else:
+            if runtime and name in own.names:
+                return Verdict(CREATED, "a script names it, and scripts add children here at run time")
+            f = own.facts(self)
+            files = [f] if f is not None else []
+        for f in files:
             for c in f.creations:
                 if c.name == name and c.may_target(ox, runtime or self._reaches(f, ox)):
                     return Verdict(CREATED, f"{f.rel}:{c.line} creates it at run time ({c.how})")
-        # code parents instances named at run time there
-        near = set(self.mentioning(ox.name))
-        if ox.parent is not None:
-            near.update(self.mentioning(ox.parent.name))
-        near.update(self._near_files(ox))
-        for f in self._files(sorted(near), own):
+        return None
+
+    def _maybe(self, project, node: Instance, ox: Instance, runtime: bool, own: OwnFacts | None) -> Verdict | None:
+        """Code may create any name there: the project's scripts (``own`` ``None``), or the
+        linted text (``own``)."""
+        if own is None:
+            near = set(self.mentioning(ox.name))
+            if ox.parent is not None:
+                near.update(self.mentioning(ox.parent.name))
+            near.update(self._near_files(ox))
+            files = self._files(sorted(near))
+        else:
+            f = own.facts(self)
+            files = [f] if f is not None else []
+        for f in files:
             for c in f.creations:
-                if c.name is not None:
-                    continue
                 # (an unknown parent, with an unknown name: only a run-time container)
-                if c.may_target(ox, runtime):
+                if c.name is None and c.may_target(ox, runtime):
                     return Verdict(MAYBE, f"{f.rel}:{c.line} parents instances named at run time here")
-        # the script's own ancestors are moved or cloned elsewhere by code
         if own is not None:
-            got = self._moved_chain(project, node, own)
-            if got is not None:
-                return got
-        # a player's or a character's children: any script that parents instances
+            # the script's own ancestors are moved or cloned elsewhere by code
+            return self._moved_chain(project, node, own)
         scans = self._names.scans()
         if runtime:
+            # a player's or a character's children: any script that parents instances
             for path in self._creators:
                 scan = scans.get(path)
                 if scan is not None and scan.parent_line:
@@ -739,7 +755,7 @@ class RuntimeWorld:
                 paths = set(self.mentioning(on.name))
                 if on.parent is not None:
                     paths.update(self.mentioning(on.parent.name))
-                for f in self._files(sorted(paths), own):
+                for f in self._files(sorted(paths)):
                     hit = f.moved.get(id(on))
                     if hit is not None:
                         return Verdict(MAYBE, f"{f.rel}:{hit[1]} clones or moves {on.path} elsewhere at run time")
@@ -772,33 +788,37 @@ class RuntimeWorld:
         return frozenset(out)
 
     def names_under(self, node: Instance, own: OwnFacts | None = None) -> frozenset[str]:
-        """Every name :meth:`verdict` would call ``created`` under ``node`` (for the guard's
+        """Every name :meth:`verdict` calls ``created`` under ``node`` (for the guard's
         name tables): literal creations parented there, and the pool under run-time
         containers.  Reads the facts of every script that creates instances."""
         project = self._project()
         if project is None:
             return frozenset()
         self._sync()
-        key = (id(node), id(own) if own is not None else 0)
-        got = self._under.get(key)
-        if got is not None:
-            return got
         ox = origin(node)
         runtime = runtime_container(project, node)
-        out: set[str] = set()
-        own_path = own.path if own is not None else None
-        for f in self._files(self._creators, own):
+        got = self._under.get(id(node))
+        if got is None:
+            out: set[str] = set()
+            for f in self._files(self._creators):
+                for c in f.creations:
+                    if c.name is not None and c.may_target(ox, runtime or self._reaches(f, ox)) \
+                            and f.path in self.naming_files(c.name):
+                        out.add(c.name)
+            if runtime:
+                out.update(self._names.pool())
+            got = self._under[id(node)] = frozenset(out)
+        if own is None:
+            return got
+        extra: set[str] = set()
+        f = own.facts(self)
+        if f is not None:
             for c in f.creations:
-                if c.name is not None and c.may_target(ox, runtime or self._reaches(f, ox)) \
-                        and (f.path is None or f.path == own_path or f.path in self.naming_files(c.name)):
-                    out.add(c.name)
+                if c.name is not None and c.may_target(ox, runtime or self._reaches(f, ox)):
+                    extra.add(c.name)
         if runtime:
-            out.update(self._names.pool())
-            if own is not None:
-                out.update(own.names)
-        result = frozenset(out)
-        self._under[key] = result
-        return result
+            extra.update(own.names)
+        return got | extra if extra else got
 
 
 #: what Roblox puts into every player character (create.roblox.com, "Characters"; the R6

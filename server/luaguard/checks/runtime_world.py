@@ -496,6 +496,7 @@ class RuntimeWorld:
         self._text_bytes = 0
         self._creators: list[Path] = []
         self._verdicts: dict[tuple, Verdict | None] = {}
+        self._maybes: dict[int, Verdict | None] = {}
         self._under: dict[tuple, frozenset[str]] = {}
         self._near: dict[int, list[Path]] = {}
 
@@ -522,6 +523,7 @@ class RuntimeWorld:
         self._texts = {}
         self._text_bytes = 0
         self._verdicts = {}
+        self._maybes = {}
         self._under = {}
         self._near = {}
         self._version = self._names.version
@@ -619,18 +621,21 @@ class RuntimeWorld:
                 yield f
 
     def _near_files(self, node: Instance) -> list[Path]:
-        """Scripts at or below ``node``'s parent (``node``'s when the parent is a
-        service or the DataModel): code that reaches it through ``script.Parent``."""
+        """Scripts that create instances and stand at ``node``, beside it or up to two
+        levels below it: code that reaches it through ``script.Parent``."""
         got = self._near.get(id(node))
         if got is not None:
             return got
         project = self._project()
-        top = node
+        near: list[Instance] = [node]
         if node.parent is not None and node.parent.parent is not None:
-            top = node.parent
+            near.extend(node.parent.all_children())
+        for child in node.all_children():
+            near.append(child)
+            near.extend(child.all_children())
         creators = set(self._creators)
         out: list[Path] = []
-        for n in [top, *top.descendants()]:
+        for n in dict.fromkeys(near):
             for fp in n.file_paths:
                 p = project.root_dir / fp
                 if p in creators:
@@ -657,12 +662,11 @@ class RuntimeWorld:
             how = "is disabled" if ox.disabled else "does not run where it stands"
             return Verdict(MAYBE, f"{ox.path} {how}: a template that code clones, and may give children")
         key = (id(node), name)
-        if key not in self._verdicts:
+        created = self._verdicts.get(key, False)
+        if created is False:
             if len(self._verdicts) > 65536:
                 self._verdicts.clear()
-            self._verdicts[key] = (self._created(project, ox, name, runtime, None),
-                                   self._maybe(project, node, ox, runtime, None))
-        created, maybe = self._verdicts[key]
+            created = self._verdicts[key] = self._created(project, ox, name, runtime, None)
         if created is not None:
             return created
         if own is not None:
@@ -675,6 +679,9 @@ class RuntimeWorld:
             if name in CHARACTER_PARTS and _script_ancestor(project, node, own):
                 return Verdict(MAYBE, f"Roblox creates '{name}' in every character; a script looking it up from its "
                                       "parent runs in a character (a template cloned into one)")
+        maybe = self._maybes.get(id(node), False)
+        if maybe is False:
+            maybe = self._maybes[id(node)] = self._maybe(project, node, ox, runtime, None)
         if maybe is not None:
             return maybe
         if own is not None:
@@ -702,21 +709,12 @@ class RuntimeWorld:
     def _maybe(self, project, node: Instance, ox: Instance, runtime: bool, own: OwnFacts | None) -> Verdict | None:
         """Code may create any name there: the project's scripts (``own`` ``None``), or the
         linted text (``own``)."""
-        if own is None:
-            near = set(self.mentioning(ox.name))
-            if ox.parent is not None:
-                near.update(self.mentioning(ox.parent.name))
-            near.update(self._near_files(ox))
-            files = self._files(sorted(near))
-        else:
-            f = own.facts(self)
-            files = [f] if f is not None else []
-        for f in files:
-            for c in f.creations:
-                # (an unknown parent, with an unknown name: only a run-time container)
-                if c.name is None and c.may_target(ox, runtime):
-                    return Verdict(MAYBE, f"{f.rel}:{c.line} parents instances named at run time here")
         if own is not None:
+            f = own.facts(self)
+            if f is not None:
+                got = self._named_at_run_time(f, ox, runtime)
+                if got is not None:
+                    return got
             # the script's own ancestors are moved or cloned elsewhere by code
             return self._moved_chain(project, node, own)
         scans = self._names.scans()
@@ -735,6 +733,26 @@ class RuntimeWorld:
             if ox.parent is project.datamodel or any(ox is a or any(ox is b for b in a.ancestors()) for a in loaders):
                 line, asset = scan.assets[0]
                 return Verdict(MAYBE, f"{self._rel(path)}:{line} loads code by asset id ({asset}), which may create it")
+        # the code that may evaluate a parent expression to the container: code naming it
+        # (or an alias of it), and scripts beside or below it (``script.Parent``); a service
+        # is named by nearly every script - there, only code that names it where it parents
+        near = set(self.mentioning(ox.name))
+        if ox.parent is project.datamodel:
+            parenting = _parenting_pattern(ox.name)
+            near = {p for p in near if parenting.search(self._text(p))}
+        near.update(self._near_files(ox))
+        for f in self._files(sorted(near)):
+            got = self._named_at_run_time(f, ox, runtime)
+            if got is not None:
+                return got
+        return None
+
+    @staticmethod
+    def _named_at_run_time(f: FileFacts, ox: Instance, runtime: bool) -> Verdict | None:
+        for c in f.creations:
+            # (an unknown parent, with an unknown name: only a run-time container)
+            if c.name is None and c.may_target(ox, runtime):
+                return Verdict(MAYBE, f"{f.rel}:{c.line} parents instances named at run time here")
         return None
 
     def _moved_chain(self, project, node: Instance, own: OwnFacts) -> Verdict | None:
@@ -853,6 +871,14 @@ def _moving_pattern(name: str):
 
     q = re.escape(name)
     return re.compile(rf"""^[^\n]*(?:\b{q}\b|(["']){q}\1)[^\n]*(?::\s*Clone\s*\(|\bParent\s*=(?!=))""", re.M)
+
+
+def _parenting_pattern(name: str):
+    """A line that names ``name`` and sets a ``Parent`` (or creates with a parent)."""
+    import re
+
+    q = re.escape(name)
+    return re.compile(rf"""^[^\n]*(?:\bParent\s*=(?!=)|Instance\.new\s*\()[^\n]*\b{q}\b""", re.M)
 
 
 def _script_ancestor(project, node: Instance, own: OwnFacts) -> bool:

@@ -39,9 +39,24 @@ _LOOKUP_BEFORE = re.compile(
 #: code that creates, clones, renames or moves an instance (Roblox's ``Instance.new``,
 #: ``Instance:Clone``, the ``Parent`` and ``Name`` properties; ``Parent =`` also inside
 #: the property tables that UI libraries and helpers take)
-_CREATES = re.compile(r"\bParent\s*=(?!=)|Instance\.new\s*\(|:\s*Clone\s*\(|\.Name\s*=(?!=)")
-_PARENTS = re.compile(r"\bParent\s*=(?!=)|Instance\.new\s*\(\s*[^()]*,")
-_ASSET_REQUIRE = re.compile(r"\brequire\s*\(\s*(\d{3,})\s*\)")
+# (each pattern starts with a literal, which the regular expression engine finds fast; the
+# word boundary before it is checked by hand)
+_PARENT_SET = re.compile(r"Parent\s*=(?!=)")
+_CREATES = (re.compile(r"Instance\.new\s*\("), re.compile(r"Clone\s*\("), re.compile(r"\.Name\s*=(?!=)"))
+_NEW_WITH_PARENT = re.compile(r"Instance\.new\s*\(\s*[^()]*,")
+_ASSET_REQUIRE = re.compile(r"require\s*\(\s*(\d{3,})\s*\)")
+
+
+def _word_start(text: str, start: int) -> bool:
+    return start == 0 or not (text[start - 1].isalnum() or text[start - 1] == "_")
+
+
+def _first_parent_set(text: str) -> int:
+    """Offset of the first ``Parent =`` (a property set, not ``==``), or -1."""
+    for m in _PARENT_SET.finditer(text):
+        if _word_start(text, m.start()):
+            return m.start()
+    return -1
 
 
 def created_names(text: str) -> set[str]:
@@ -74,13 +89,16 @@ def scan_text(text: str) -> FileScan:
     """:class:`FileScan` of ``text``."""
     scan = FileScan(created_names(text))
     for m in _ASSET_REQUIRE.finditer(text):
-        scan.assets.append((text.count("\n", 0, m.start()) + 1, m.group(1)))
-    if _CREATES.search(text) is None:
+        if _word_start(text, m.start()):
+            scan.assets.append((text.count("\n", 0, m.start()) + 1, m.group(1)))
+    parent_at = _first_parent_set(text)
+    if parent_at < 0 and not any(p.search(text) for p in _CREATES):
         return scan
     scan.creates = True
-    m = _PARENTS.search(text)
-    if m is not None:
-        scan.parent_line = text.count("\n", 0, m.start()) + 1
+    m = _NEW_WITH_PARENT.search(text)
+    firsts = [at for at in (parent_at, m.start() if m is not None else -1) if at >= 0]
+    if firsts:
+        scan.parent_line = text.count("\n", 0, min(firsts)) + 1
     return scan
 
 

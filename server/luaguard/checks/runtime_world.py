@@ -556,8 +556,9 @@ class RuntimeWorld:
         self._sync()
         got = self._by_mention.get(name)
         if got is None:
-            pattern = _mention_pattern(name)
-            got = frozenset(p for p in self._creators if pattern.search(self._text(p)))
+            search = _mention_pattern(name).search
+            text = self._text
+            got = frozenset(p for p in self._creators if name in text(p) and search(text(p)))
             self._by_mention[name] = got
         return got
 
@@ -571,9 +572,10 @@ class RuntimeWorld:
         if got is None:
             naming = _naming_pattern(name)
             moving = _moving_pattern(name)
+            text = self._text
             paths = {p for p in self._by_name.get(name, ())
-                     if naming.search(self._text(p)) or _DYNAMIC_NAME.search(self._text(p))}
-            paths.update(p for p in self.mentioning(name) if moving.search(self._text(p)))
+                     if naming.search(text(p)) or _DYNAMIC_NAME.search(text(p))}
+            paths.update(p for p in self.mentioning(name) if moving.search(text(p)))
             got = self._naming[name] = frozenset(paths)
         return got
 

@@ -307,8 +307,9 @@ class NamesView:
 class WorldNames(frozenset):
     """The pool as a frozenset (``in``, iteration, set algebra as before) carrying the
     run-time world: ``world`` and ``own`` as in :class:`NamesView`.  Equal only to another
-    :class:`WorldNames` of the same world state and own facts (caches keyed on run-time
-    names must not mix scoped and unscoped names)."""
+    :class:`WorldNames` of the same world, own facts and pool (caches keyed on run-time
+    names must not mix scoped and unscoped names; a guard built before a file changed keeps
+    its name tables until the pool changes, as it did with unscoped names)."""
 
     def __new__(cls, names: Iterable[str], world=None, version: int = 0, own=None):
         obj = super().__new__(cls, names)
@@ -319,8 +320,7 @@ class WorldNames(frozenset):
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, WorldNames):
-            return (self.world is other.world and self.version == other.version and self.own is other.own
-                    and frozenset.__eq__(self, other))
+            return self.world is other.world and self.own is other.own and frozenset.__eq__(self, other)
         return False
 
     def __ne__(self, other: object) -> bool:

@@ -296,8 +296,8 @@ class Resolver:
     ``scripts`` the instances the file maps to; ``runtime_names`` names created at run
     time: the linter's :class:`~luaguard.checks.runtime_names.NamesView` (or
     :class:`~luaguard.checks.runtime_names.WorldNames`), whose ``verdict`` scopes each name
-    to where code may create it; a plain set is accepted everywhere.  Results are memoised per node; :attr:`misses` collects the missing steps in
-    evaluation order.
+    to where code may create it; a plain set is accepted everywhere.  Results are
+    memoised per node; :attr:`misses` collects the missing steps in evaluation order.
     """
 
     project: object

@@ -307,9 +307,10 @@ class NamesView:
 class WorldNames(frozenset):
     """The pool as a frozenset (``in``, iteration, set algebra as before) carrying the
     run-time world: ``world`` and ``own`` as in :class:`NamesView`.  Equal only to another
-    :class:`WorldNames` of the same world, own facts and pool (caches keyed on run-time
-    names must not mix scoped and unscoped names; a guard built before a file changed keeps
-    its name tables until the pool changes, as it did with unscoped names)."""
+    :class:`WorldNames` of the same world, own facts and pool (a guard built before a file
+    changed keeps its name tables until the pool changes, as it did with unscoped names);
+    against a plain set, equal when the names are (caches keyed on run-time names also
+    compare the type: scoped and unscoped names do not mix)."""
 
     def __new__(cls, names: Iterable[str], world=None, version: int = 0, own=None):
         obj = super().__new__(cls, names)
@@ -321,7 +322,7 @@ class WorldNames(frozenset):
     def __eq__(self, other: object) -> bool:
         if isinstance(other, WorldNames):
             return self.world is other.world and self.own is other.own and frozenset.__eq__(self, other)
-        return False
+        return frozenset.__eq__(self, other)  # against a plain set: its names, as before
 
     def __ne__(self, other: object) -> bool:
         return not self.__eq__(other)

@@ -510,9 +510,11 @@ def main(argv: list[str] | None = None) -> int:
                   f"{_pct(len(files_missed), len(reps))} (first line {len(per[name + '/first_line'])}, "
                   f"random line {len(per[name + '/random_line'])}); not replayed (tokenizer mismatch): "
                   f"{notes[name + '/first_line']}")
-            for f, misses in per[f"{name}/first_line"][: args.show]:
-                line, piece, text = misses[0]
-                print(f"    {f}:{line}: refused {piece!r} in {text!r}" + (f" (+{len(misses) - 1} more)" if len(misses) > 1 else ""))
+            for how in ("first_line", "random_line"):
+                for f, misses in per[f"{name}/{how}"][: args.show]:
+                    line, piece, text = misses[0]
+                    print(f"    {f}:{line} ({how.replace('_', ' ')}): refused {piece!r} in {text!r}"
+                          + (f" (+{len(misses) - 1} more)" if len(misses) > 1 else ""))
         summary["guard"] = {name: len({f for key in (f"{name}/first_line", f"{name}/random_line") for f, _m in per[key]})
                             for name in toks}
 

@@ -141,6 +141,29 @@ PROJECT = {
         "local cfg = require(RS.Config)\n"
         "print(bin, cfg.Speed)\n"
     ),
+    # a helper that names and parents what it creates from its parameters
+    "src/server/Boot.server.luau": (
+        "local function make(className, name, parent)\n"
+        "\tlocal obj = Instance.new(className)\n"
+        "\tobj.Name = name\n"
+        "\tobj.Parent = parent\n"
+        "end\n"
+        "make(\"Folder\", \"Stats\", game:GetService(\"ReplicatedStorage\").Assets)\n"
+    ),
+    "src/server/ReadStats.server.luau": "local s = game:GetService(\"ReplicatedStorage\").Assets:WaitForChild(\"Stats\")\n",
+    # a child checked for first; a name built at run time (not a name the guard checks)
+    "src/shared/Store.luau": (
+        "local function key(id)\n"
+        "\tif script:FindFirstChild(\"Override\") then\n"
+        "\t\treturn script.Override.Value\n"
+        "\tend\n"
+        "\treturn script:FindFirstChild(`Slot{id}`)\n"
+        "end\n"
+        "return key\n"
+    ),
+    # a script disabled in its meta file: a template cloned into what it picks up
+    "src/server/Pickup/init.server.luau": "local handle = script.Parent\nhandle.Touched:Connect(print)\n",
+    "src/server/Pickup/init.meta.json": json.dumps({"properties": {"Disabled": True}}),
     # a Wally package reaching its dependency beside it
     "Packages/Net/init.luau": "local Signal = require(script.Parent.Signal)\nreturn Signal\n",
     # a build script outside the DataModel: unknown services are warnings there
@@ -196,6 +219,9 @@ def test_guard_still_refuses_what_the_linter_rejects(project_dir, tokenizers):
     for name, (tok, table) in tokenizers.items():
         guard = project_guard(table, engine.guard_contract(path))
         for prompt, bad in (('local RS = game:GetService("ReplicatedStorage")\nlocal c = RS.', "Confg.x"),
+                            # created at run time, but under ReplicatedStorage, not Assets
+                            ('local RS = game:GetService("ReplicatedStorage")\nlocal c = RS.Assets:WaitForChild("',
+                             'RuntimeBin")'),
                             ('local s = game:GetService("', 'Playerz")'),
                             ("local x = 1\n", "-- rest of code here\n")):
             m = guard.matcher(prompt, scripts=scripts)

@@ -4,7 +4,10 @@ The corpus is public code that nobody here wrote; it is never committed.  Each r
 of the manifest is fetched as a git snapshot first (the session's ``fetch`` tool puts it at
 ``<mirror>/<owner>+<name>/repo``); this script checks out the manifest's commit of each
 one with ``git archive`` into ``<cache>/<owner>+<name>/``, keeping only the manifest's
-``include`` prefixes where it names some, and writes the manifest's ``luaguard_toml`` (the
+``include`` prefixes where it names some and leaving out its ``exclude`` prefixes (files the
+snapshot lacks: a fetched snapshot may list its largest files without holding them, and
+``git archive`` of a tree with such a file fails; each excluded file is written empty, so
+the project keeps its instance - a model whose contents are unknown), and writes the manifest's ``luaguard_toml`` (the
 configuration a user of that repository would write: extra globals its C++ or Rust test
 harness defines) where it gives one.  Re-running is cheap: a repository already
 unpacked at the manifest's commit (``<cache>/<owner>+<name>/.corpus-commit``) is skipped.
@@ -41,7 +44,8 @@ def default_cache() -> Path:
 
 
 def load_manifest(path: Path = MANIFEST) -> list[dict]:
-    """The manifest's repositories: ``[{"repo": "owner/name", "commit": sha, "include"?: [prefix]}]``."""
+    """The manifest's repositories: ``[{"repo": "owner/name", "commit": sha, "include"?: [prefix],
+    "exclude"?: [prefix]}]``."""
     return json.loads(path.read_text(encoding="utf-8"))["repositories"]
 
 
@@ -60,7 +64,10 @@ def unpack_one(entry: dict, mirror: Path, cache: Path) -> str:
         return "cached"
     if not git_dir.is_dir():
         return f"no snapshot at {git_dir} (fetch github:{entry['repo']} first)"
-    proc = subprocess.run(["git", "--git-dir", str(git_dir), "archive", "--format=tar", entry["commit"]],
+    # Path specs keep git from reading the blobs of excluded files (absent from the snapshot).
+    specs = [f":(exclude){prefix}" for prefix in entry.get("exclude") or ()]
+    proc = subprocess.run(["git", "--git-dir", str(git_dir), "archive", "--format=tar", entry["commit"],
+                           *(["--", ".", *specs] if specs else [])],
                           capture_output=True)
     if proc.returncode != 0:
         return f"commit {entry['commit'][:12]} not in the snapshot: {proc.stderr.decode(errors='replace').strip()}"
@@ -77,6 +84,14 @@ def unpack_one(entry: dict, mirror: Path, cache: Path) -> str:
                 continue  # links stay out: the corpus is read, never executed or followed
             members.append(m)
         tar.extractall(dest, members=members, filter="data")
+    for prefix in entry.get("exclude") or ():
+        listed = subprocess.run(["git", "--git-dir", str(git_dir), "ls-tree", "-r", "--name-only", entry["commit"],
+                                 "--", prefix], capture_output=True, text=True)
+        for rel in listed.stdout.splitlines():
+            target = dest / rel
+            if target.resolve().is_relative_to(dest.resolve()) and not target.exists():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(b"")
     config = entry.get("luaguard_toml")
     if config:
         target = dest / config["dir"] / "luaguard.toml"

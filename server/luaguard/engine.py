@@ -18,6 +18,7 @@ import gc
 import logging
 import os
 import re
+import weakref
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ from typing import Iterable
 
 from .checks.base import CheckContext
 from .checks.runtime_names import RuntimeNames, created_names
+from .checks.runtime_world import OwnFacts
 from .config import Settings
 from .findings import Finding, Severity
 from .luau.lexer import tokenize
@@ -148,7 +150,7 @@ class Engine:
         self.project_error: str | None = None
         self.checks = default_checks()
         self.stats: Counter[str] = Counter()
-        self.runtime_names = RuntimeNames(self._script_files, _read_text)
+        self.runtime_names = RuntimeNames(self._script_files, _read_text, lambda: self.project)
         self._project_globals: frozenset[str] | None = None
         self._plugin: tuple | None = None
 
@@ -221,6 +223,17 @@ class Engine:
             return []
         return [self.root / rel for rel in project.file_instances if rel.endswith(LUAU_SUFFIXES)]
 
+    def runtime_names_for(self, text: str, path: str | Path | None = None):
+        """The run-time names a lint of ``text`` as ``path`` reads, for the guard
+        (:class:`~luaguard.checks.runtime_names.WorldNames`: the project's names scoped by
+        the run-time world, plus the text's own names and facts), so that the guard accepts
+        exactly the names the linter accepts in that file."""
+        rel = self.relpath(path)
+        project = self.project
+        scripts = project.instances_for_file(rel) if (project is not None and rel is not None) else []
+        abs_path = self.root / rel if (rel is not None and self.root is not None) else None
+        return self.runtime_names.names().with_own(OwnFacts(text, abs_path, scripts))
+
     def script_files(self) -> list[Path]:
         """Every ``.lua``/``.luau`` file the project maps (sorted)."""
         return sorted(set(self._script_files()))
@@ -248,11 +261,8 @@ class Engine:
         run-time names); call it on the thread that owns the engine."""
         project = self.project
         rel = self.relpath(path)
-        names = self.runtime_names.names()
-        if text:
-            own = created_names(text)
-            if not own <= names:
-                names = names | own
+        # the project's run-time names scoped by the run-time world, plus the text's own
+        names = self.runtime_names_for(text, path) if text else self.runtime_names.names()
         if project is None or rel is None:
             return GuardContract(project, names, rel)
         return GuardContract(project, names, rel, tuple(project.instances_for_file(rel)),
@@ -274,11 +284,14 @@ class Engine:
             path=rel if rel is not None else (str(path) if path is not None else None),
             project=project,
             scripts=scripts,
-            runtime_names=_with_own_names(self.runtime_names.view, text),
             options={"extra_globals": self.extra_globals(rel if rel is not None else path)},
             in_datamodel=not (project is not None and rel is not None and project.outside_datamodel(rel)),
             plugin=self.plugin_project,
         )
+        ref = weakref.ref(ctx)  # (no reference cycle: the context is freed by reference counting)
+        ctx.runtime_names = _with_own_names(self.runtime_names.view, text,
+                                            self.root / rel if (rel is not None and self.root is not None) else None,
+                                            scripts, lambda: getattr(ref(), "ast", None))
         from .luau.parser import parse
 
         declarations = str(path or "").endswith((".d.lua", ".d.luau"))
@@ -435,16 +448,20 @@ def merge_syntax(findings: Iterable[Finding]) -> list[Finding]:
     return out
 
 
-def _with_own_names(project_names, text: str):
+def _with_own_names(project_names, text: str, path: Path | None = None, scripts=(), chunk=None):
     """``runtime_names`` for one lint: the project's names plus the linted text's own
-    (which may be newer than the file on disk), computed once on first use.
+    (which may be newer than the file on disk), computed once on first use, with the
+    text's run-time facts (:class:`~luaguard.checks.runtime_world.OwnFacts`: what it
+    creates and where, parsed lazily - ``chunk`` returns the linter's parse).
     ``project_names`` returns a :class:`~luaguard.checks.runtime_names.NamesView`: the
     result answers ``in`` without copying the project's names."""
     cache: list = []
 
     def names():
         if not cache:
-            cache.append(project_names().with_names(created_names(text)))
+            own_names = created_names(text)
+            own = OwnFacts(text, path, scripts, own_names, chunk)
+            cache.append(project_names().with_names(own_names, own))
         return cache[0]
 
     return names

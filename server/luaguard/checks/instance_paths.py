@@ -10,9 +10,11 @@ Chains are resolved on the AST with real scopes by :class:`~.resolve.Resolver`
   exists elsewhere in the tree, where it is;
 * ``unknown_service`` (error): ``game:GetService("ReplicatedStorag")`` names no service;
 * ``likely_unknown_instance`` (warning): under an **open** node (children may exist at
-  run time) a name that is not in the project but is a near miss of a child that is
-  (one edit, or a score of 80 or more), or that the project has under another parent:
-  most likely a typo or a wrong parent, but not certainly wrong.
+  run time), or a closed one where the project's scripts may create children at run time
+  (:mod:`.runtime_world`: the message gives the evidence), a name that is not in the
+  project but is a near miss of a child that is (one edit, or a score of 80 or more), or
+  that the project has under another parent: most likely a typo or a wrong parent, but
+  not certainly wrong.
 
 A fix is attached when one candidate is clearly best (:func:`luaguard.fuzzy.best_fix`),
 written in the form the code used: ``.Name``, ``["Name With Space"]``, or inside the
@@ -74,10 +76,13 @@ class InstancePathCheck:
                 if not elsewhere:
                     return None
                 listing = f" '{miss.name}' exists at {elsewhere[0].path}."
-            msg = (
-                f"'{miss.name}' is not in the project under {where}; it exists only if created in Studio "
-                "or at run time"
-            )
+            if miss.evidence:
+                msg = f"'{miss.name}' is not in the project under {where}; it exists only if created at run time ({miss.evidence})"
+            else:
+                msg = (
+                    f"'{miss.name}' is not in the project under {where}; it exists only if created in Studio "
+                    "or at run time"
+                )
             return self._emit(ctx, LIKELY_UNKNOWN_INSTANCE, Severity.WARNING, miss, msg, near, listing=listing)
         relation = "an ancestor" if miss.ancestor else ("a descendant" if miss.descendant else "a child")
         msg = f"'{miss.name}' is not {relation} of {where}"

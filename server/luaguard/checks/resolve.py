@@ -40,8 +40,9 @@ is a miss; an enum item's legacy name (``Enum.KeyCode.Unknown``) is valid.
 
 Every step that names something that cannot exist is recorded as a :class:`Miss`; the
 step's value is then unknown, so one mistake is reported once.  A name is not a miss
-when the parent is open, or when the project creates it at run time (see
-:mod:`luaguard.checks.runtime_names`).
+when the parent is open, or when the project's scripts create it there at run time; it
+is an ``open_child`` miss (a warning at most, with the evidence) where they may (see
+:mod:`luaguard.checks.runtime_world`).
 """
 
 from __future__ import annotations
@@ -170,8 +171,9 @@ class Miss:
     ``kind``:
 
     * ``"child"`` — no such child under a closed node (``unknown_instance``);
-    * ``"open_child"`` — not in the project under an open node, so it may exist at run
-      time (reported only when it looks like a typo);
+    * ``"open_child"`` — not in the project under an open node, or under a closed node
+      where the project's scripts may create it (``evidence`` says how), so it may exist
+      at run time (reported only when it looks like a typo);
     * ``"service"`` — ``GetService`` of a name that is no service (``unknown_service``);
     * ``"member"`` — no such property, method or event on a value of a certain class
       or data type (``unknown_member``); ``owner`` names the class;
@@ -202,6 +204,9 @@ class Miss:
     owner: str = ""
     candidates: tuple[str, ...] = ()
     certain: bool = True
+    #: for ``open_child`` misses of a closed node: why the child may exist at run time
+    #: (:class:`~luaguard.checks.runtime_world.Verdict` evidence)
+    evidence: str = ""
 
 
 #: Containers whose contents the engine copies to each player or character at run time,
@@ -259,8 +264,11 @@ def runs_in_place(node: Instance) -> bool:
     ``ServerStorage``; with ``Server``, anywhere but ``ServerStorage``.  Module scripts and
     plugin scripts run where they are required or loaded: True.  A script that does not
     run in place is a template that code clones elsewhere (a character script kept in
-    ``ServerStorage``, a ``.client.luau`` under ``ServerScriptService``)."""
+    ``ServerStorage``, a ``.client.luau`` under ``ServerScriptService``, a script whose
+    ``Disabled`` property is set in its ``.meta.json``)."""
     cls = node.class_name
+    if node.disabled and cls in ("Script", "LocalScript"):
+        return False  # disabled: a template that code clones and enables elsewhere
     if cls == "LocalScript":
         homes: frozenset[str] | None = _LOCAL_SCRIPT_HOMES
     elif cls == "Script":
@@ -278,6 +286,34 @@ def runs_in_place(node: Instance) -> bool:
         if a.class_name in homes or (cls == "LocalScript" and a.open_reason == _CHARACTER_REASON):
             return True
     return False
+
+
+_SCRIPT_CLASSES = frozenset({"Script", "LocalScript", "ModuleScript"})
+
+
+def template_of(node: Instance) -> Instance | None:
+    """The node whose ``Parent`` is not where the project puts it, for code of the script
+    ``node`` (as :func:`runtime_node` returns it), or ``None``: ``node`` or its nearest
+    ancestor script that does not run in place (:func:`runs_in_place`: a template cloned
+    elsewhere; a module inside such a script shares its fate), or - for a module - the
+    module itself when its parent is a container (a ``Tool``, a ``Model``, not a script
+    and not a service) that holds a script which does not run where it stands because of
+    where it is: the container is a template whose scripts code clones into a host, and
+    the module runs in that host."""
+    cur: Instance | None = node
+    while cur is not None and cur.class_name in _SCRIPT_CLASSES:
+        if not runs_in_place(cur):
+            return cur
+        cur = cur.parent
+    if node.class_name != "ModuleScript":
+        return None
+    parent = node.parent
+    if parent is None or parent.class_name in _SCRIPT_CLASSES or parent.parent is None or parent.parent.parent is None:
+        return None
+    for sib in parent.all_children():
+        if sib is not node and sib.class_name in ("Script", "LocalScript") and not sib.disabled and not runs_in_place(sib):
+            return node
+    return None
 
 
 _CHARACTERS: "dict[int, tuple[Instance, Instance]]" = {}
@@ -317,8 +353,10 @@ class Resolver:
     ``project`` is the :class:`~luaguard.project.index.ProjectIndex` (``None`` for a
     loose file: only class-level facts are known); ``api`` the Roblox API facts;
     ``scripts`` the instances the file maps to; ``runtime_names`` names created at run
-    time.  Results are memoised per node; :attr:`misses` collects the missing steps in
-    evaluation order.
+    time: the linter's :class:`~luaguard.checks.runtime_names.NamesView` (or
+    :class:`~luaguard.checks.runtime_names.WorldNames`), whose ``verdict`` scopes each name
+    to where code may create it; a plain set is accepted everywhere.  Results are
+    memoised per node; :attr:`misses` collects the missing steps in evaluation order.
     """
 
     project: object
@@ -422,8 +460,9 @@ class Resolver:
             nodes = tuple(runtime_node(project, n) for n in self.scripts)
             if project.root is project.datamodel:  # a place: where each script runs is known
                 for n in nodes:
-                    if not runs_in_place(n):
-                        self._templates.add(id(n))
+                    t = template_of(n)
+                    if t is not None:
+                        self._templates.add(id(t))
             return _nodes_value(nodes)
         return UNKNOWN
 
@@ -622,7 +661,19 @@ class Resolver:
             return _nodes_value(tuple(dict.fromkeys(found)))
         if not found and not unknown and any(name in project.wally_siblings(n) for n in base.nodes):
             unknown = True  # a Wally dependency installed beside a package
-        if not found and not unknown and name not in self.runtime_names:
+        evidence = ""
+        if not found and not unknown:
+            if open_parent:
+                if name in self.runtime_names:
+                    unknown = True  # created at run time somewhere; the node is open anyway
+            else:
+                verdict = self._runtime_verdict(base.nodes, name)
+                if verdict is not None:
+                    if verdict.status == "created":
+                        unknown = True
+                    else:
+                        open_parent, evidence = True, verdict.evidence
+        if not found and not unknown:
             kind = "open_child" if open_parent else "child"
             cls = base.class_name
             if not via_lookup and cls is not None and not any(n.class_guessed for n in base.nodes):
@@ -635,10 +686,26 @@ class Resolver:
                         self.misses.append(Miss("member", base.nodes, name, start, end, form, dot_start=dot_start,
                                                 owner=cls, candidates=members))
                         return UNKNOWN
-            self.misses.append(Miss(kind, base.nodes, name, start, end, form, dot_start=dot_start, lookup=lookup))
+            self.misses.append(Miss(kind, base.nodes, name, start, end, form, dot_start=dot_start, lookup=lookup,
+                                    evidence=evidence))
         if member_value is not None and not found:
             return member_value
         return UNKNOWN
+
+    def _runtime_verdict(self, nodes: tuple[Instance, ...], name: str):
+        """What the run-time world says of ``name`` under the closed ``nodes``
+        (:meth:`~luaguard.checks.runtime_world.RuntimeWorld.verdict`): ``created`` under
+        any of them wins, else the first ``maybe``, else ``None``."""
+        from .runtime_names import scoped_verdict
+
+        maybe = None
+        for n in nodes:
+            v = scoped_verdict(self.runtime_names, n, name)
+            if v is not None:
+                if v.status == "created":
+                    return v
+                maybe = maybe or v
+        return maybe
 
     def _descendant(self, base: Value, name: str, arg: A.ExprString) -> Value:
         found = []

@@ -1232,7 +1232,7 @@ static int name_arg(Walker *w, PyObject *s, long b, long base, long kind, long a
         *fk = tf & 1 ? 2 /* F_NSTR */ : 0;
         return put(out, arg_state(s, M_NSTR, pay));
     }
-    if (b == 0x5B || b == 0x60)
+    if (b == 0x5B) /* a long string: the name could not be checked; an interpolated one is code */
         return 1;
     return code_from(w, s, P_PRE, small(NOVAL), TI(s, 5), TI(s, 8), b, out);
 }

@@ -1636,8 +1636,9 @@ class Automaton:
     def _name_arg(self, s, b, how, base, kind, after):
         """The first byte of a lookup's argument (``:WaitForChild(``, ``after`` = ``A_CALL``)
         or of an index (``x[``, ``A_INDEX``) on value ``base``: a quote starts a name string
-        matched against the ``kind`` name table; a long string or an interpolated string is
-        rejected (the name could not be checked); anything else is an expression."""
+        matched against the ``kind`` name table; a long string is rejected (the name could
+        not be checked); anything else is an expression - an interpolated string too, which
+        the linter does not take for a name (``FindFirstChild(`Slot{i}`)``)."""
         if b in _WSB:
             return s
         if b == 0x22 or b == 0x27:
@@ -1646,7 +1647,7 @@ class Automaton:
                 return None
             table = tf >> 1 if tf >= 0 else -1
             return (M_NSTR, (table, 0, b, after), P_NONE, 0, NOVAL, s[STACK], s[DECL], N_NONE, s[IFX], s[EV])
-        if (b == 0x5B or b == 0x60) and not how & LENIENT:
+        if b == 0x5B and not how & LENIENT:
             return None
         return self._code(P_PRE, 0, NOVAL, s[STACK], s[DECL], N_NONE, s[IFX], s[EV], b, how)
 

@@ -910,7 +910,8 @@ def path_space(project, runtime_names: Iterable[str] = (), *, services: bool = T
             return _EMPTY[0]
         key = (id(project), services)
         got = _SPACES.get(key)
-        if got is not None and got[0]() is project and got[1].runtime_names == names:
+        if got is not None and got[0]() is project and type(got[1].runtime_names) is type(names) \
+                and got[1].runtime_names == names:
             return got[1]
         sp = PathSpace(project, names, services=services)
         for k in [k for k, (ref, _sp) in _SPACES.items() if ref() is None]:

@@ -22,9 +22,11 @@ accept.
 
 Name tries exclude names the guard will not write: non-identifiers after ``.``, and names
 holding quotes, backslashes or control characters inside strings.  Names that scripts
-create at run time (the linter's ``runtime_names``, passed to the space) are accepted
-wherever the linter accepts them - under a closed instance, with an unknown value - so the
-guard never refuses what the linter lets through.
+create at run time (the linter's ``runtime_names``, passed to the space: a
+:class:`~luaguard.checks.runtime_names.WorldNames` scopes each to where code may create it,
+see :mod:`luaguard.checks.runtime_world`) are accepted exactly where the linter accepts
+them - under the instance code parents them to, with an unknown value; a container where
+code may create any name is free - so the guard and the linter keep one contract.
 """
 
 from __future__ import annotations
@@ -184,7 +186,8 @@ class PathSpace:
         if project is None:
             project = _empty_project()
         self.project = project
-        self.runtime_names = frozenset(runtime_names)
+        # (a WorldNames keeps its world: it is a frozenset already)
+        self.runtime_names = runtime_names if isinstance(runtime_names, frozenset) else frozenset(runtime_names)
         self.services = services
         self._resolver = Resolver(project, [], self.runtime_names)
         self._sets: list[tuple[Instance, ...]] = []
@@ -298,12 +301,28 @@ class PathSpace:
                 names[name] = res
         free = self.evaluate(value, kind, _SENTINEL)[0]
         if not free and kind != KIND_SERVICE and self.runtime_names:
-            # the linter lets a name created at run time through where no child has it
-            # (one probe: its rule does not depend on which such name)
-            extra = self.runtime_names.difference(candidates)
-            if extra and self.evaluate(value, kind, next(iter(extra)))[0]:
-                for name in extra:
-                    names[name] = NOVAL
+            world = getattr(self.runtime_names, "world", None)
+            if world is None:
+                # unscoped names: the linter lets each through wherever no child has it
+                # (one probe: its rule does not depend on which such name)
+                extra = self.runtime_names.difference(candidates)
+                if extra and self.evaluate(value, kind, next(iter(extra)))[0]:
+                    for name in extra:
+                        names[name] = NOVAL
+            else:
+                # scoped names: those the linter takes as created under these instances
+                # (no value: the resolver's), and those it lets through as a warning at most
+                own = getattr(self.runtime_names, "own", None)
+                known = set(candidates)
+                for n in nodes:
+                    if n.is_open:
+                        continue
+                    for name in world.names_under(n, own):
+                        if name not in known and name not in names:
+                            names[name] = NOVAL
+                    for name in world.maybe_names(n, own):
+                        if name not in known and name not in names and self.evaluate(value, kind, name)[0]:
+                            names[name] = NOVAL
         ok = is_identifier if kind == KIND_DOT else _string_safe
         trie = LazyTrie((name.encode("utf-8"), res) for name, res in names.items() if ok(name))
         return NameTable(kind, trie.children, trie.values, free, trie)
@@ -398,16 +417,19 @@ class PathSpace:
                 out[name] = v
         new = r._templates - self._resolver._templates
         if new:
-            # a script that does not run where the project puts it (a template): its
-            # `Parent` is wherever it is cloned to, as for the linter (the same node reached
-            # by its full path gets that open parent too - the lenient side)
+            # a script that does not run where the project puts it (a template, or a module
+            # inside one): its `Parent` is wherever it is cloned to, as for the linter (the
+            # same node reached by its full path gets that open parent too - the lenient side)
             with self._lock:
                 self._resolver._templates.update(new)
-                for n in self.nodes(out["script"]):
-                    if id(n) in new:
-                        v = self.nodeset((n,))
-                        for kind in (KIND_DOT, KIND_BRACKET):
-                            self._table_ids.pop((v, kind), None)
+                for s in self.nodes(out["script"]):
+                    n: Instance | None = s
+                    while n is not None:
+                        if id(n) in new:
+                            v = self.nodeset((n,))
+                            for kind in (KIND_DOT, KIND_BRACKET):
+                                self._table_ids.pop((v, kind), None)
+                        n = n.parent
                 self._table_ids.pop((out["script"], KIND_DOT), None)
                 self._table_ids.pop((out["script"], KIND_BRACKET), None)
         return out

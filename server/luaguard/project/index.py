@@ -234,7 +234,9 @@ class ProjectIndex:
         return node
 
     def local_player(self) -> Instance:
-        """The client's ``Player`` (closed), built on first use and after changes.
+        """The client's ``Player``, built on first use and after changes: closed in a place
+        project (:mod:`luaguard.checks.runtime_world` decides what its scripts add at run
+        time), open when the ``DataModel`` is (a library, no project file).
 
         Children: ``PlayerGui`` (copy of ``StarterGui``'s children), ``PlayerScripts``
         (copy of ``StarterPlayer.StarterPlayerScripts`` plus the engine's default player
@@ -247,6 +249,9 @@ class ProjectIndex:
         players = self.service("Players")
         player = Instance("LocalPlayer", "Player")
         player.parent = players
+        if self.kind == "none" or self.root is not self.datamodel:
+            # no place project: the game's scripts, which add children to players, are unknown
+            player.open_reason = f"the game's scripts are not known here ({self.datamodel.open_reason})"
 
         def mirror(name: str, cls: str, source: Instance | None, what: str) -> Instance:
             node = Instance(name, cls)

@@ -582,6 +582,25 @@ def _run_context_value(value: Any) -> str | None:
     return None
 
 
+def _disabled(props: dict) -> bool:
+    """``"Disabled": true`` or ``"Enabled": false`` in a ``$properties`` / meta
+    ``properties`` object (Rojo's implicit property values: a bare boolean, or
+    ``{"Bool": ...}``)."""
+    def as_bool(value):
+        if isinstance(value, dict) and "Bool" in value:
+            value = value["Bool"]
+        return value if isinstance(value, bool) else None
+    return as_bool(props.get("Disabled")) is True or as_bool(props.get("Enabled")) is False
+
+
+def _empty_dir(path: str) -> bool:
+    try:
+        with os.scandir(path) as it:
+            return next(it, None) is None
+    except OSError:
+        return False
+
+
 def _closeable(reason: str | None) -> bool:
     """Open reasons that an explicit ``$ignoreUnknownInstances: false`` overrides."""
     return reason is None or reason == OPEN_DEFAULT_IGNORE or reason.startswith(
@@ -609,6 +628,9 @@ OPEN_RBXM_KNOWN = "part of model file {path}: what Studio saved, which scripts m
 OPEN_MISSING = "$path {path} is missing from this checkout (installed or generated later?)"
 OPEN_UNSERVED_SERVICE = "service not described by the project"
 OPEN_ENGINE = "created by the engine"
+OPEN_EMPTY = "$path {path} is an empty directory (a git submodule not checked out, or output not built yet)"
+OPEN_NPM = ("npm package under node_modules: its loader and dependencies are linked in at run time "
+            "(as Wally links packages)")
 
 
 @dataclass(slots=True)
@@ -1007,7 +1029,13 @@ class RojoBuilder:
                                  *loc(ptr + ["$path"]))
                     path_open = OPEN_MISSING.format(path=target_rel or ".")
                 else:
-                    from_path = self.snapshot_entry(target_rel, ctx, os.path.isdir(abs_target), name)
+                    is_dir = os.path.isdir(abs_target)
+                    from_path = self.snapshot_entry(target_rel, ctx, is_dir, name)
+                    if is_dir and from_path is not None and not from_path.all_children() and _empty_dir(abs_target):
+                        # git never checks out an empty directory: it is a submodule that was
+                        # not cloned or a build output not made yet - its contents are unknown
+                        self.watch_missing.add(target_rel)
+                        path_open = OPEN_EMPTY.format(path=target_rel or ".")
                     if from_path is None:
                         if not (optional or class_name or inferred):
                             self.problem(rel, f"{_pointer_str(ptr + ['$path'])}: {target_rel} cannot be "
@@ -1078,6 +1106,8 @@ class RojoBuilder:
             rc = _run_context_value(props["RunContext"])
             if rc:
                 inst.run_context = rc
+        if props and _disabled(props):
+            inst.disabled = True
         return inst
 
     def _infer_class(self, name: str, parent_class: str | None) -> str | None:
@@ -1281,10 +1311,13 @@ class RojoBuilder:
         if props is not None and not isinstance(props, dict):
             self.problem(meta_rel, '"properties" must be an object', "error",
                          *locate(["properties"]))
-        elif props and inst.class_name == "Script" and "RunContext" in props:
-            rc = _run_context_value(props["RunContext"])
-            if rc:
-                inst.run_context = rc
+        elif props:
+            if inst.class_name == "Script" and "RunContext" in props:
+                rc = _run_context_value(props["RunContext"])
+                if rc:
+                    inst.run_context = rc
+            if _disabled(props):
+                inst.disabled = True
 
     def _json_model(self, rel: str, name: str) -> Instance | None:
         """A ``.model.json``: top-level name from the file, children from the JSON."""
@@ -1385,6 +1418,8 @@ class RojoBuilder:
         for meta in ("init.meta.json", "init.meta.jsonc"):
             if meta in name_set and meta not in listing.dirs:
                 self._apply_meta(posixpath.join(rel, meta) if rel else meta, inst, directory=True)
+        if "node_modules" in rel.split("/") and inst.open_reason is None:
+            inst.open_reason = OPEN_NPM
         return inst, True
 
     def _snapshot_dir_tree(self, rel: str, ctx: _Ctx, real: str, chain: tuple[str, ...],

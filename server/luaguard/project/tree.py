@@ -41,6 +41,14 @@ class Instance:
     # as Rojo sets it (``emitLegacyScripts``, ``.plugin.luau``, a ``RunContext`` in
     # ``$properties``/``.meta.json``); None for other classes.
     run_context: str | None = None
+    # ``disabled``: a script whose ``Disabled`` property is true (or ``Enabled`` false) in
+    # ``$properties`` or its ``.meta.json``: it does not run where it stands; such scripts
+    # are templates that code clones and enables elsewhere.
+    disabled: bool = False
+    # ``origin``: for a node of a synthesized copy (the local player's ``PlayerGui`` mirror
+    # of ``StarterGui``, a character's copy of ``StarterCharacterScripts``), the project
+    # node it copies; ``None`` for the project's own nodes.
+    origin: "Instance | None" = None
 
     def __repr__(self) -> str:
         # Added by the project indexer: the generated repr printed the whole tree (parent
@@ -87,11 +95,13 @@ class Instance:
         return True
 
     def copy_tree(self) -> "Instance":
-        """A deep copy of this node and its descendants (the copy has no parent)."""
+        """A deep copy of this node and its descendants (the copy has no parent); each
+        copied node's ``origin`` is the project node it copies."""
         root = Instance(
             self.name, self.class_name, open_reason=self.open_reason,
             file_paths=list(self.file_paths), dir_path=self.dir_path,
             class_guessed=self.class_guessed, run_context=self.run_context,
+            disabled=self.disabled, origin=self.origin or self,
         )
         stack = [(self, root)]
         while stack:
@@ -101,6 +111,7 @@ class Instance:
                     ch.name, ch.class_name, open_reason=ch.open_reason,
                     file_paths=list(ch.file_paths), dir_path=ch.dir_path,
                     class_guessed=ch.class_guessed, run_context=ch.run_context,
+                    disabled=ch.disabled, origin=ch.origin or ch,
                 )
                 dst.add_child(new)
                 stack.append((ch, new))

@@ -243,10 +243,12 @@ def test_varargs_never_follow_an_instance(guard) -> None:
     assert ok(guard, "type F<T", "...> = (T...) -> ()\n")
 
 
-def test_unknowable_values_cannot_be_indexed(guard) -> None:
-    # a comment between a value and the dot: the guard would lose track, so it bans it
-    assert not ok(guard, "local u = game.ReplicatedStorage.Shared --[[c]]\n", ".Util")
-    assert ok(guard, "local u = game.ReplicatedStorage.Shared --[[c]]\n", "..'x'\n")  # concatenation is fine
+def test_values_go_on_across_comments_and_line_breaks(guard) -> None:
+    # a comment and a line break between a value and the dot: the linter reads one chain
+    p = "local u = game.ReplicatedStorage.Shared --[[c]]\n"
+    assert ok(guard, p, ".Util\n")
+    assert not ok(guard, p, ".Foo")
+    assert ok(guard, p, "..'x'\n")  # concatenation is fine
 
 
 def test_keywords_are_not_field_names(guard) -> None:
@@ -315,6 +317,29 @@ def test_ordinary_text_stays_possible(guard, text) -> None:
     assert ok(guard, "local function f(...)\n", text)
     assert not [f for f in Engine().lint_text("local function f(...)\n" + text + "end\n", "x.luau", mode="patch")
                 if f.rule == "placeholder"]
+
+
+_COMMENT_SITES = [  # (code before the comment, code after its line)
+    ("", ""), ("local a = 1\n", ""), ("local a = 1 ", ""), ("local a = 1\t", ""), ("local a = 1\r\n", ""),
+    ("local a = 1 --[[ x ]] ", ""), ("local a = 1 --[[ x\n]] ", ""), ("local s = [[\nx\n]] ", ""),
+    ("-- note\n", ""), ("local a = 1 -- note\n", ""), ("local a = 1\r\n-- note\r\n", ""),
+    ("type T = number ", ""), ("type T =\n\tnumber\n", ""), ("type T = {\n\ta: number, ", "}\n"),
+    ("local x: number ", ""), ("local x:\n", "number\n"), ("f(a,\n", "b)\n"), ("f(a, ", "b)\n"),
+    ("local t = {\n\t", "}\n"), ("return ", "\n"),
+]
+
+
+@pytest.mark.parametrize("comment", ["-- ...", "-- \u2026", "-- etc.", "-- ... rest of code", "-- TODO", "-- ok"])
+def test_comments_after_code_follow_the_linter(guard, comment) -> None:
+    """A comment's context - after code on its line (an ellipsis there is prose), alone on its
+    line, after a comment line, in a type or a table type, after a block comment or a
+    multi-line string - is the linter's, read from the start or primed right before it: the
+    guard refuses the comment exactly where the patch-mode linter flags it."""
+    for before, after in _COMMENT_SITES:
+        text = before + comment + "\n" + after
+        flagged = any(f.rule == "placeholder" for f in Engine().lint_text(text, "x.luau", mode="patch"))
+        assert ok(guard, "", text) is not flagged, text
+        assert ok(guard, before, comment + "\n" + after) is not flagged, text
 
 
 def test_ellipsis_as_a_statement_is_impossible(guard) -> None:
@@ -391,22 +416,31 @@ def test_prompt_closers_agree_with_the_structure_check(guard, prompt) -> None:
     assert sum(g for _c, g, _l in verdicts) <= 1  # only the innermost frame's closer
 
 
-def _restart_reference(text: str) -> int:
+def _restart_reference(text: str, regions=()) -> int:
     """Where priming starts reading, by definition (every token and comment looked at): the
     latest line start (moved back to the start of a comment or string spanning it) whose
-    token does not continue an expression chain from the line before, within 40 lines."""
-    from luaguard.guard.matcher import _fresh_line
+    token does not continue an expression chain from the line before, within 40 lines, and
+    not inside one of ``regions`` (a span holding it, or one that ends with the text's last
+    token: the model may go on with it) however far back."""
+    from luaguard.guard.matcher import _fresh_line, _open_at_end
     from luaguard.luau import lexer as LX
 
     lex = LX.tokenize(text)
     tokens = [t for t in lex.tokens if t.kind != LX.EOF]
-    spans = [(t.start, t.end) for t in [*lex.comments, *tokens]]
+    # (a long string or comment the text ends inside holds the end too)
+    spans = [(t.start, t.end + _open_at_end(t, text)) for t in [*lex.comments, *tokens]]
+    last = tokens[-1].end if tokens else 0
     pos = len(text)
     cand = 0
-    for _ in range(40):
+    lines = 0
+    while lines < 40:
         nl = text.rfind("\n", 0, pos)
         cand = nl + 1 if nl >= 0 else 0
         cand = min([a for a, z in spans if a < cand < z], default=cand)
+        if any(a < cand and (cand < z or z >= last) for a, z in regions):
+            pos = cand - 1
+            continue
+        lines += 1
         first = next((t for t in tokens if t.start >= cand), None)
         before = next((t for t in reversed(tokens) if t.start < cand), None)
         if _fresh_line(first, before):  # (the rule is shared; the search is what is checked)
@@ -417,22 +451,43 @@ def _restart_reference(text: str) -> int:
     return cand
 
 
-def test_priming_starts_where_the_definition_says() -> None:
+def test_priming_starts_where_the_definition_says(guard) -> None:
     """The restart point found by binary searches over the tokens near the end equals the
     definition's, at random cuts of the sample files and at cuts inside comments, long
-    strings and expression chains continued on the next line."""
-    from luaguard.guard.matcher import _restart
+    strings, expression chains continued on the next line and declarations, with and without
+    the spans the automaton reads whole (type regions, ``local`` declarations)."""
+    from luaguard.guard.matcher import _read_whole, _restart
     from luaguard.luau import lexer as LX
 
     rng = random.Random(41)
     files = sorted((SAMPLES / "src").rglob("*.luau"))
     texts = ["", "x", "\n\n", "--[[ a\nb", "local s = [[\nab\ncd", "foo\n.bar\n:baz(", "a = b\n:c()\n",
-             "x --[==[\n]]\n]==]\ny", 'print("a\\\n b', "f(\n\t1,\n\t2\n)", "t[\n1\n]", "local a = \"x\"\n\t.y"]
+             "x --[==[\n]]\n]==]\ny", 'print("a\\\n b', "f(\n\t1,\n\t2\n)", "t[\n1\n]", "local a = \"x\"\n\t.y",
+             "local t = {\n\ta = [[\n\tb\n", "local s = (\n", "local x = f()\n", "local x: {\n\ta: number,\n"]
     for _ in range(300):
         src = rng.choice(files).read_text()
         texts.append(src[:rng.randrange(len(src) + 1)])
     for text in texts:
         assert _restart(text, LX.tokenize(text)) == _restart_reference(text), text[-80:]
+        regions = _read_whole(guard.space.analyze(text, []))
+        assert _restart(text, LX.tokenize(text), regions) == _restart_reference(text, regions), text[-80:]
+
+
+def test_priming_reads_the_statement_the_model_may_continue(guard) -> None:
+    """A prompt that ends at a line start after a call or a name (the model may go on with
+    the chain: ``:andThen(...)``), or inside a ``local`` declaration (a table with a long
+    string, a group the model closes), is read from the statement's start: the chain's value
+    and the declared names are what the linter gives them, never refused nor let through."""
+    chain = "local function f(b)\n\treturn M.Init(b)\n\t\t:andThen(M.Step)\n"
+    assert ok(guard, chain, "\t\t:andThen(M.Next)\nend\n")
+    p = "local r = game.ReplicatedStorage\n"
+    assert ok(guard, p, "\t.Shared\nr.Util = 1\n")
+    assert not ok(guard, p, "\t.Shared\nr.Utl")
+    table = "local m = {\n\tnote = [[\n\tsome text\n"
+    assert ok(guard, table, "\t]],\n}\nm.key = 1\n")
+    group = "local s = (\n"
+    assert ok(guard, group, "\tgame.ReplicatedStorage.Shared)\ns.Util = 1\n")
+    assert not ok(guard, group, "\tgame.ReplicatedStorage.Shared)\ns.Utl")
 
 
 def test_eos_only_when_balanced(guard) -> None:

@@ -22,14 +22,14 @@ def lint(src: str, mode: str = "editor"):
         "-- <placeholder>\n",
         "-- (existing code unchanged)\n",
         "-- same as before\n",
-        "--[[ ... ]]\n",
-        "-- ...\n",
         "function f()\n  ...\nend\n",
         "local t = {\n  a = 1,\n  ...\n}\n",
         "if x then\n  ...\nend\n",
         "-- rest of the hitbox code here\n",
         "-- ... rest of implementation remains the same\n",
         "--[[ (rest of file unchanged) ]]\n",
+        "local x = f() -- ... rest of code\n",  # after code on its line too
+        "local x = f() -- rest of the implementation here\n",
         "local x = 1\n-- etc.\n",
         "-- keep existing handlers\n",
         "-- (leave the other methods as is)\n",
@@ -49,6 +49,31 @@ def test_truncation_markers_are_errors_in_every_mode(src):
         found = lint(src, mode)
         assert len(found) == 1, (mode, src)
         assert found[0].severity is Severity.ERROR
+
+
+@pytest.mark.parametrize("src", [
+    "-- ...\n",
+    "--[[ ... ]]\n",
+    "local a = 1\n\t-- ...\nlocal b = 2\n",
+    "if a then\n\tb()\n\t-- \u2026\nend\n",
+    "local a = 1 --[[ note ]] -- ...\n",  # after a comment, not after code
+])
+def test_bare_ellipsis_comment_is_error_in_patch_and_warning_in_editor(src):
+    """A comment that is only an ellipsis, alone on its line: an assistant's classic elision
+    (patch mode), a person's pause (editor mode)."""
+    assert [f.severity for f in lint(src, "patch")] == [Severity.ERROR]
+    assert [f.severity for f in lint(src, "editor")] == [Severity.WARNING]
+
+
+@pytest.mark.parametrize("src", [
+    'local function lex(c)\n\tif c == "." then\n\t\treturn "DOTS"   -- ...\n\tend\nend\n',
+    "local t = {1, 2, 3} -- \u2026\n",
+    "f(a, b) -- etc.\n",
+    "local s = [[\nlong\n]] -- ...\n",  # a multi-line token ending on the comment's line
+])
+def test_ellipsis_after_code_on_its_line_is_prose(src):
+    for mode in ("editor", "patch"):
+        assert lint(src, mode) == [], (mode, src)
 
 
 def test_todo_is_warning_in_editor_and_error_in_patch():

@@ -164,6 +164,40 @@ VALID: dict[str, str] = {
     "service_instance_name_with_a_space": "local RunService = game[\"Run Service\"]\nreturn RunService.Heartbeat\n",
     # data type members in lower case (Vector3's deprecated aliases still work)
     "datatype_lower_case_alias": "local v = Vector3.new(1, 2, 3)\nlocal m = v.magnitude\nreturn m\n",
+    # an ellipsis after code on its line documents that code: prose, not an elision
+    "ellipsis_noting_the_code_before_it": (
+        "local function tokenOf(s: string): string\n"
+        "\tif s == \"...\" then\n"
+        "\t\treturn \"VARARG\"   -- ...\n"
+        "\telseif s == \"..\" then return \"CONCAT\" -- ..\n"
+        "\tend\n"
+        "\treturn \"NAME\" -- \u2026 and the rest\n"
+        "end\n"
+        "return tokenOf\n"
+    ),
+    # method chains continued line after line, and a long table whose string spans lines:
+    # the guard primed at any line reads the statement it is in from its start
+    "method_chain_over_lines": (
+        "local Steps = {}\n"
+        "function Steps.Run(chain)\n"
+        "\treturn chain:start()\n"
+        "\t\t:andThen(Steps.Wait(1))\n"
+        "\t\t:andThen(Steps.Show)\n"
+        "\t\t:catch(warn)\n"
+        "end\n"
+        "return Steps\n"
+    ),
+    "table_with_a_long_string_then_fields_set": (
+        "local info = {\n"
+        "\tname = \"x\",\n"
+        "\tnotice = [[\n"
+        "\t  first line\n"
+        "\t  second line\n"
+        "\t]],\n"
+        "}\n"
+        "info.key = setmetatable({}, {__tostring = function() return \"key\" end})\n"
+        "return info\n"
+    ),
 }
 
 

@@ -1,17 +1,24 @@
 """``placeholder``: text an assistant leaves where code should be.
 
-Two kinds, told apart because people write TODOs too:
+Three kinds, told apart because people write TODOs and ellipses too:
 
 * **truncation markers** - ``...`` standing where a statement should be, comments such as
   ``-- ... rest of code``, ``-- your code here``, ``-- implement this`` (an instruction),
   ``<placeholder>``, ``-- (existing code unchanged)``: always errors, the code is incomplete;
+* **a bare ellipsis comment** on a line of its own (``-- ...``, ``--[[ ... ]]``): the
+  classic elision of an assistant's patch, so an error in ``patch`` mode; in ``editor`` mode,
+  where a person wrote it (a pause between steps, "more of the same"), a warning.  As a line
+  comment after code on its line (``return "TK_DOTS"   -- ...``) it documents that code:
+  prose, never flagged;
 * **TODO / FIXME** comments: warnings in ``editor`` mode, errors in ``patch`` mode (code an
   AI proposes should not ship unfinished work).
 
 **Comments.**  The rules are data, :data:`COMMENT_RULES`: regular expressions over a
 comment's *subject* - one context byte, then the comment's body (the text after ``--``, or
 between the brackets of ``--[[ ]]``) as UTF-8.  The context byte is :data:`CTX_LINE` for a
-line comment, :data:`CTX_RUN` for a line comment that continues the line comment of the line
+line comment, :data:`CTX_TRAIL` for a line comment right after code on its line (only
+blanks between the code's last token and ``--``: a note on that code, where an ellipsis is
+prose), :data:`CTX_RUN` for a line comment that continues the line comment of the line
 before (only white space and one line break between them: a comment paragraph, where an
 ellipsis is prose), :data:`CTX_BLOCK` for a block comment, and :data:`CTX_TYPE` / :data:`CTX_TYPE_BLOCK` for a
 line / block comment inside the braces of a table type (``-- ...`` there says the record
@@ -47,14 +54,15 @@ from .base import CheckContext
 RULE = "placeholder"
 
 #: Context bytes that start a comment's subject (see the module docstring).
-CTX_LINE, CTX_RUN, CTX_BLOCK, CTX_TYPE, CTX_TYPE_BLOCK = 0x01, 0x02, 0x03, 0x04, 0x05
+CTX_LINE, CTX_RUN, CTX_BLOCK, CTX_TYPE, CTX_TYPE_BLOCK, CTX_TRAIL = 0x01, 0x02, 0x03, 0x04, 0x05, 0x06
 
 
 @dataclass(frozen=True, slots=True)
 class CommentRule:
     """One placeholder rule for comments.
 
-    ``kind``: ``"truncation"`` (always an error) or ``"todo"`` (a warning in editor mode);
+    ``kind``: ``"truncation"`` (always an error), ``"ellipsis"`` or ``"todo"`` (errors in
+    patch mode, warnings in editor mode);
     ``name``: a short id for tests and messages; ``pattern``: a regular expression over a
     comment's subject (bytes), in the subset :mod:`luaguard.guard.regexdfa` compiles -
     literals, ``.``, classes, ``\\w \\W \\s \\S \\d``, groups, ``|``, ``* + ? {m,n}``
@@ -82,9 +90,9 @@ def _compiled(rule: CommentRule) -> re.Pattern[bytes]:
 
 
 # -- the rules -----------------------------------------------------------------------------
-_LINE = r"[\x01\x02\x04]"  # a line comment in any context
+_LINE = r"[\x01\x02\x04\x06]"  # a line comment in any context
 _BLOCK = r"[\x03\x05]"  # a block comment
-_FRESH = r"[\x01\x03]"  # a line comment that continues no paragraph, or a block comment; not in a type
+_FRESH = r"[\x01\x03]"  # a line comment alone on its line, in no paragraph, or a block comment; not in a type
 _E = r"(?:\.{3,}|\xe2\x80\xa6)"  # an ellipsis: three or more dots, or U+2026
 
 
@@ -99,7 +107,7 @@ def _start(core: str) -> list[str]:
     return [rf"^{_LINE}[^\w.\xe2]*(?:{core})", rf"^{_BLOCK}[^\w.\xe2]*(?:{core})[^\n]*\s*\Z"]
 
 
-def _whole(core: str, line: str = r"\x01\x02\x04", block: str = r"\x03\x05") -> list[str]:
+def _whole(core: str, line: str = r"\x01\x02\x04\x06", block: str = r"\x03\x05") -> list[str]:
     """``core`` as the whole comment (white space and punctuation around it allowed), in a
     line comment of a ``line`` context or a block comment of a ``block`` context; in a
     block comment, on one line (a banner around a section title is not an elision)."""
@@ -128,9 +136,11 @@ _EXISTING_NOUNS = r"code|logic|functions?|methods?|implementation|handlers?"
 _EXISTING_TAILS = (r"unchanged|omitted|here|as\s+before|remains?\s+(?:the\s+same|unchanged)|stays\s+the\s+same"
                    r"|goes\s+here|continues|(?:is\s+)?kept|(?:is\s+)?preserved|(?:is\s+)?the\s+same")
 
+#: a comment that is only an ellipsis, on a line of its own (not after code, not inside a
+#: comment paragraph or a table type): -- ...  --[[ ... ]]
+_BARE_ELLIPSIS = rf"^{_FRESH}\s*[\[(]?\s*{_E}\s*[\])]?\s*\Z"
+
 _TRUNCATION_SOURCES: list[tuple[str, list[str]]] = [
-    # a comment that is only an ellipsis (not inside a comment paragraph): -- ...  --[[ ... ]]
-    ("ellipsis", [rf"^{_FRESH}\s*[\[(]?\s*{_E}\s*[\])]?\s*\Z"]),
     # an ellipsis opening a comment, then what was left out: -- ... rest of code / -- ... (existing code)
     ("ellipsis_then", _start(rf"{_E}\s*\(?\s*(?:the\s+)?(?:{_MORE})\b")),
     # "rest of (the) [up to three words] code" as the whole comment
@@ -161,6 +171,7 @@ _TRUNCATION_SOURCES: list[tuple[str, list[str]]] = [
 #: Every comment rule, truncation markers first (see :class:`CommentRule`).
 COMMENT_RULES: tuple[CommentRule, ...] = tuple(
     [CommentRule("truncation", name, p.encode("ascii")) for name, ps in _TRUNCATION_SOURCES for p in ps if p]
+    + [CommentRule("ellipsis", "ellipsis", _BARE_ELLIPSIS.encode("ascii"))]
     + [CommentRule("todo", "todo", rb"\b(?:TODO|FIXME)\b|\b(?:[Tt]odo|[Ff]ixme)\s*:", ignore_case=False)]
 )
 
@@ -210,7 +221,7 @@ class CommentMatch:
 
 def match_comment(context: int, body: str) -> CommentMatch | None:
     """The first rule of :data:`COMMENT_RULES` whose expression matches the comment (every
-    truncation rule before the TODO rule), or ``None``.  The match's span is trimmed of
+    truncation rule before the ellipsis and TODO rules), or ``None``.  The match's span is trimmed of
     white space and the context byte and never empty."""
     subject = comment_subject(context, body)
     for rule in COMMENT_RULES:
@@ -247,12 +258,14 @@ def comment_contexts(lex: L.LexResult, text: str, table_types: list[tuple[int, i
             k += 1
         open_types = [z for z in open_types if z > c.start]
         ctx = CTX_LINE
+        i = bisect.bisect_left(starts, c.start) - 1  # the last token before this comment
         if c.kind == L.BLOCK_COMMENT:
             ctx = CTX_TYPE_BLOCK if open_types else CTX_BLOCK
         elif open_types:
             ctx = CTX_TYPE
+        elif i >= 0 and not text[tokens[i].end:c.start].strip(_BLANKS):
+            ctx = CTX_TRAIL
         elif prev_comment is not None and prev_comment.kind == L.COMMENT:
-            i = bisect.bisect_left(starts, c.start) - 1  # the last token before this comment
             between = text[prev_comment.end:c.start]
             if ((i < 0 or tokens[i].end <= prev_comment.start) and not between.strip()
                     and between.count("\n") <= 1 and ("\n" in between or "\r" in between)):
@@ -262,12 +275,15 @@ def comment_contexts(lex: L.LexResult, text: str, table_types: list[tuple[int, i
     return out
 
 
+_BLANKS = " \t\v\f"  # white space that is no line break
+
 # Tokens that may follow `...` when it is a vararg or a type pack, not a statement.
 _VARARG_FOLLOWERS = frozenset({")", ",", ">", "]", "}", "=", ":", "->", "..", "::", "|", "&", "?"})
 
 
 class PlaceholderCheck:
-    """Flags truncation markers and TODO/FIXME comments (see module docstring)."""
+    """Flags truncation markers, bare ellipsis comments and TODO/FIXME comments (see module
+    docstring)."""
 
     rules = {RULE: Severity.ERROR}
 
@@ -285,10 +301,16 @@ class PlaceholderCheck:
             if m is None:
                 continue
             base = tok.start + _body_start(tok)
-            if m.rule.kind == "truncation":
+            if m.rule.kind == "truncation" or (m.rule.kind == "ellipsis" and ctx.mode == "patch"):
                 out.append(ctx.finding(
                     RULE, Severity.ERROR, base + m.start, base + m.end,
                     f"Placeholder comment '{_clip(body[m.start:m.end])}': code was left out here; write the complete code"))
+                continue
+            if m.rule.kind == "ellipsis":
+                out.append(ctx.finding(
+                    RULE, Severity.WARNING, base + m.start, base + m.end,
+                    f"Comment '{_clip(body[m.start:m.end])}' reads as code left out here; "
+                    "write the code, or say what it stands for"))
                 continue
             # TODO/FIXME: the marker and the rest of its line
             line_end = body.find("\n", m.start)

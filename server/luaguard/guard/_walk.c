@@ -235,7 +235,6 @@ typedef struct {
     /* steps in code compiled (code_step): the engine's list of states and dict of their ids,
      * NULL when the walker calls Python for every step; the automaton's options and tables */
     PyObject *auto_states, *auto_ids;
-    int keep_flags;
     long sm_start, tstart;
     long kw_first[256];
     unsigned char after_string_ok[256], klass[256];
@@ -249,7 +248,7 @@ typedef struct {
     unsigned char *kw_word; /* per keyword-trie position: a whole keyword ends there */
     /* comments, strings, numbers: the phrase matchers' steps (callables), the comment
      * matcher's start, _number_next as a table (num_next) and the accepted value states */
-    PyObject *cm_step, *sm_step, *num_next, *cm_start_obj, *cm_end, *bm_start_obj, *cm_run_obj;
+    PyObject *cm_step, *sm_step, *num_next, *cm_start_obj, *cm_end, *bm_start_obj, *cm_run_obj, *cm_trail_obj;
     long cm_start;
     unsigned char num_accept[N_NUM_STATES];
 } Walker;
@@ -508,7 +507,6 @@ enum { C_BAD = 0, C_WS = 1, C_NL = 2, C_IDSTART = 3, C_DIGIT = 4 };
 #define G_FRESH (-10)
 #define G_CHAIN (-11)
 #define G_IMPURE (-12)
-#define F_WS 1
 #define F_NL 2
 #define F_IOPEN 4
 #define I_JUXT 1
@@ -526,7 +524,7 @@ static const long C_LAYOUT[] = {M_CODE, M_IDENT, M_NUM, M_DASH, M_DOT1, M_DOT2, 
                                 M_LCMT, M_BCMT, M_INTERP, M_TILDE, P_NONE, P_PRE, P_NAME, P_CALLABLE, P_VAL,
                                 P_OTHER, P_THEN_EXPR, P_STRING, K_CALL, K_GROUP, K_INDEX, K_TABLE, K_INTERP, C_BAD,
                                 C_WS, C_NL, C_IDSTART, C_DIGIT, NOVAL, POISON, LITERAL, ATTACH_MAYBE, G_FRESH,
-                                G_CHAIN, G_IMPURE, F_WS, F_NL, F_IOPEN, I_JUXT, I_EXPRPOS, I_AFTER_STRING, END_DQ,
+                                G_CHAIN, G_IMPURE, F_NL, F_IOPEN, I_JUXT, I_EXPRPOS, I_AFTER_STRING, END_DQ,
                                 END_SQ, END_BT, FK_DQ, FK_SQ, FK_INTERP, FK_BLANK, 0 /* N_NONE */, 0 /* PH1 */,
                                 0 /* S_Z */, 1 /* S_D */, 63 /* frames counted */, M_NAME, 1 /* F_IDENT */, M_NSTR,
                                 2 /* F_NSTR */, M_CSTART, M_CLB, 4 /* F_LCMT */, 8 /* F_BCMT */,
@@ -726,7 +724,7 @@ static int code_step(Walker *w, PyObject *s, long b, PyObject **out) {
         return -1;
     /* headers, parameter lists, type aliases, loops' names, attributes, comment paragraphs,
      * a `...` that must not stand alone, `type`/`export`: Python steps those */
-    if (prev >= P_FNAME || prev == P_FUNCTION || (flags & ~(F_WS | F_NL | F_IOPEN)) || b == 0x40)
+    if (prev >= P_FNAME || prev == P_FUNCTION || (flags & ~(F_NL | F_IOPEN)) || b == 0x40)
         return 0;
     if (flags & F_IOPEN) {
         if (b == 0x7B || b == 0x7D)
@@ -736,12 +734,8 @@ static int code_step(Walker *w, PyObject *s, long b, PyObject **out) {
     int cls = w->klass[b];
     PyObject *z = small(0);
     if (cls == C_WS || cls == C_NL) {
-        if (cls == C_NL) {
-            if (w->keep_flags || prev == P_PRE || prev == P_NAME || prev == P_THEN_EXPR)
-                flags |= F_WS | F_NL;
-        } else if (prev == P_PRE || prev == P_NAME || prev == P_THEN_EXPR) {
-            flags |= F_WS;
-        }
+        if (cls == C_NL)
+            flags |= F_NL;
         *out = state_of(small(M_CODE), z, small(prev), small(flags), val, stack, decl, numo, ifx, ev);
         return *out ? 1 : -1;
     }
@@ -1374,7 +1368,7 @@ static PyObject *with_pay(PyObject *s, long mode, PyObject *pay) {
 /* Automaton._end_comment for a line comment: code after the line break b that ends it (F_CMT:
  * a comment on the next line continues the paragraph; F_CR: the break was a \r) */
 static PyObject *end_comment(PyObject *s, long b) {
-    long flags = as_long(TI(s, 3)) | F_WS | F_NL | F_CMT;
+    long flags = as_long(TI(s, 3)) | F_NL | F_CMT;
     flags = b == 13 ? (flags | F_CR) : (flags & ~F_CR);
     PyObject *f = PyLong_FromLong(flags);
     if (f == NULL)
@@ -1646,7 +1640,8 @@ static int pending_step(Walker *w, PyObject *s, long mode, long b, PyObject **ou
             }
             if (w->cm_start_obj == NULL)
                 return 0;
-            return put(out, state_of(small(M_CSTART), flags & F_CMT ? w->cm_run_obj : w->cm_start_obj, TI(s, 2),
+            PyObject *cstart = !(flags & F_NL) ? w->cm_trail_obj : flags & F_CMT ? w->cm_run_obj : w->cm_start_obj;
+            return put(out, state_of(small(M_CSTART), cstart, TI(s, 2),
                                      TI(s, 3), TI(s, 4), stack, Py_None, TI(s, 7), TI(s, 8), ev));
         }
         if (b == 0x3E)
@@ -2275,7 +2270,7 @@ static inline PyObject **ref_slot(Walker *w, int i) {
 
 /* the references the compiled steps hold (init_auto) */
 #define AUTO_REFS(X) X(auto_states) X(auto_ids) X(kw_next) X(name_child) X(name_end) X(cm_step) X(sm_step) \
-    X(num_next) X(cm_start_obj) X(arg_table) X(cm_end) X(bm_start_obj) X(cm_run_obj)
+    X(num_next) X(cm_start_obj) X(arg_table) X(cm_end) X(bm_start_obj) X(cm_run_obj) X(cm_trail_obj)
 
 static void clear_auto(Walker *w) {
 #define AUTO_CLEAR(f) Py_CLEAR(w->f);
@@ -2300,7 +2295,7 @@ static int Walker_clear(Walker *w) {
 }
 
 /* the walker's compiled steps from auto (None: none), a dict: states (the engine's list),
- * ids (its dict), keep_flags, sm_start, tstart (ints), klass, after_string_ok (bytes of 256),
+ * ids (its dict), sm_start, tstart (ints), klass, after_string_ok (bytes of 256),
  * kw_first (a tuple of 256 ints) and layout (a tuple: compiled_code_steps()["layout"], which must equal
  * C_LAYOUT) */
 static int init_auto(Walker *w, PyObject *aut) {
@@ -2315,11 +2310,11 @@ static int init_auto(Walker *w, PyObject *aut) {
         return -1;
     }
     PyObject *states = PyDict_GetItemString(aut, "states"), *ids = PyDict_GetItemString(aut, "ids");
-    PyObject *kf = PyDict_GetItemString(aut, "keep_flags"), *sms = PyDict_GetItemString(aut, "sm_start");
+    PyObject *sms = PyDict_GetItemString(aut, "sm_start");
     PyObject *ts = PyDict_GetItemString(aut, "tstart"), *klass = PyDict_GetItemString(aut, "klass");
     PyObject *aso = PyDict_GetItemString(aut, "after_string_ok"), *kwf = PyDict_GetItemString(aut, "kw_first");
     PyObject *layout = PyDict_GetItemString(aut, "layout");
-    if (states == NULL || !PyList_Check(states) || ids == NULL || !PyDict_Check(ids) || kf == NULL || sms == NULL ||
+    if (states == NULL || !PyList_Check(states) || ids == NULL || !PyDict_Check(ids) || sms == NULL ||
         ts == NULL || klass == NULL || !PyBytes_CheckExact(klass) || PyBytes_GET_SIZE(klass) != 256 || aso == NULL ||
         !PyBytes_CheckExact(aso) || PyBytes_GET_SIZE(aso) != 256 || kwf == NULL || !PyTuple_Check(kwf) ||
         PyTuple_GET_SIZE(kwf) != 256 || layout == NULL || !PyTuple_Check(layout)) {
@@ -2340,10 +2335,9 @@ static int init_auto(Walker *w, PyObject *aut) {
             return -1;
         }
     }
-    w->keep_flags = PyObject_IsTrue(kf);
     w->sm_start = PyLong_AsLong(sms);
     w->tstart = PyLong_AsLong(ts);
-    if (w->keep_flags < 0 || PyErr_Occurred())
+    if (PyErr_Occurred())
         return -1;
     if (w->sm_start < -20 || w->sm_start > 279 || w->tstart < -20 || w->tstart > 279) {
         PyErr_SetString(PyExc_ValueError, "Walker: sm_start or tstart out of range");
@@ -2404,22 +2398,24 @@ static int init_auto(Walker *w, PyObject *aut) {
         Py_INCREF(atab);
         w->arg_table = atab;
     }
-    /* comments, strings, numbers: cm_step, cm_end, sm_step (callables), cm_start and cm_run (the
-     * line-comment matcher's states after the context byte of a plain line comment and of
-     * one that continues a comment paragraph), bm_start (the block-comment matcher's after
+    /* comments, strings, numbers: cm_step, cm_end, sm_step (callables), cm_start, cm_run and
+     * cm_trail (the line-comment matcher's states after the context byte of a plain line
+     * comment, of one that continues a comment paragraph and of one after code on its line), bm_start (the block-comment matcher's after
      * a block comment's context byte), num_next (a tuple of 3 * N_NUM_STATES * 256 ints),
      * num_accept (bytes of N_NUM_STATES); all or none */
     PyObject *cms = PyDict_GetItemString(aut, "cm_step"), *sms2 = PyDict_GetItemString(aut, "sm_step");
     PyObject *cmst = PyDict_GetItemString(aut, "cm_start"), *nn = PyDict_GetItemString(aut, "num_next");
     PyObject *na = PyDict_GetItemString(aut, "num_accept"), *cme = PyDict_GetItemString(aut, "cm_end");
     PyObject *bms = PyDict_GetItemString(aut, "bm_start"), *cmr = PyDict_GetItemString(aut, "cm_run");
+    PyObject *cmt = PyDict_GetItemString(aut, "cm_trail");
     if (cms != NULL || sms2 != NULL || cmst != NULL || nn != NULL || na != NULL) {
         if (cms == NULL || !PyCallable_Check(cms) || sms2 == NULL || !PyCallable_Check(sms2) || cmst == NULL ||
             nn == NULL || !PyTuple_CheckExact(nn) || PyTuple_GET_SIZE(nn) != 3 * N_NUM_STATES * 256 || na == NULL ||
             !PyBytes_CheckExact(na) || PyBytes_GET_SIZE(na) != N_NUM_STATES || cme == NULL || !PyCallable_Check(cme) ||
-            bms == NULL || !PyLong_CheckExact(bms) || cmr == NULL || !PyLong_CheckExact(cmr)) {
+            bms == NULL || !PyLong_CheckExact(bms) || cmr == NULL || !PyLong_CheckExact(cmr) || cmt == NULL ||
+            !PyLong_CheckExact(cmt)) {
             PyErr_SetString(PyExc_TypeError,
-                            "Walker: auto's cm_step, cm_end, sm_step, cm_start, cm_run, bm_start, num_next and "
+                            "Walker: auto's cm_step, cm_end, sm_step, cm_start, cm_run, cm_trail, bm_start, num_next and "
                             "num_accept are of the wrong type");
             return -1;
         }
@@ -2447,6 +2443,8 @@ static int init_auto(Walker *w, PyObject *aut) {
         Py_INCREF(cme);
         Py_INCREF(bms);
         Py_INCREF(cmr);
+        Py_INCREF(cmt);
+        w->cm_trail_obj = cmt;
         w->cm_end = cme;
         w->bm_start_obj = bms;
         w->cm_run_obj = cmr;

@@ -16,8 +16,9 @@ stack, numbers - so that what the guard treats as code is what the linter treats
 * ``mode``/``payload``: where the lexer is (between tokens, inside an identifier, a
   number, a string, a comment, a name being matched against a name table ...);
 * ``prev``: the class of the previous significant token (``P_*``) and ``flags``
-  (``F_WS``/``F_NL``: white space / a line break since it; ``F_IOPEN``: right after an
-  interpolation ``{``);
+  (``F_NL``: a line break or a comment since it, or no token yet - a line comment starting
+  without it follows code on its line, the linter's ``CTX_TRAIL``; ``F_IOPEN``: right after
+  an interpolation ``{``);
 * ``val``: the instance value of the expression just read (see :mod:`.paths`), meaningful
   while a postfix operator (``.``, ``:``, ``[``) may still follow;
 * ``stack``: open brackets and blocks (:mod:`.brackets`); ``ifx``: open if-expressions of
@@ -84,7 +85,7 @@ from .brackets import (
 )
 from .numbers import ID_TRIGGERS, IdSet
 from .paths import DESC, KIND_BRACKET, KIND_DOT, KIND_METHOD, NOVAL, POISON, PathSpace
-from ..checks.placeholders import CTX_BLOCK, CTX_LINE, CTX_RUN, CTX_TYPE, CTX_TYPE_BLOCK
+from ..checks.placeholders import CTX_BLOCK, CTX_LINE, CTX_RUN, CTX_TRAIL, CTX_TYPE, CTX_TYPE_BLOCK
 from .placeholders import BANNED, PhraseMatcher, block_matcher, comment_matcher, string_matcher
 
 __all__ = ["ATTACH_MAYBE", "GEN", "KEYWORDS", "LENIENT", "Automaton", "initial_state"]
@@ -112,7 +113,7 @@ MODE, PAY, PREV, FLAGS, VAL, STACK, DECL, NUM, IFX, EV = range(10)
 TYPE_PREV = 64
 LITERAL = -5  # string payload `res` of a string literal (not a call argument)
 TYPE_STR = -6  # string payload `res` of a string singleton type ("on" in `mode: "on" | "off"`)
-F_WS, F_NL, F_IOPEN = 1, 2, 4
+F_NL, F_IOPEN = 2, 4
 #: a line comment ended the previous line (the next ``--`` continues a comment paragraph:
 #: the linter's ``CTX_RUN``); and that comment ended at a ``\r`` whose ``\n`` is still to come
 F_CMT, F_CR = 8, 16
@@ -120,9 +121,8 @@ F_CMT, F_CR = 8, 16
 F_DOTS = 32
 #: after the name `type` / `export` where a statement starts (a type alias may follow)
 F_TYPEKW, F_EXPORTKW = 64, 128
-#: flags the mask walk may drop where the next byte cannot read them (see project); the others
-#: are read by bytes of any kind and are kept
-F_SPACING = F_WS | F_NL
+#: flags read by bytes of any kind, which the mask walk keeps (see project); it may drop the
+#: others where the next byte cannot read them
 F_KEPT = F_DOTS | F_TYPEKW | F_EXPORTKW
 
 G_FRESH, G_CHAIN, G_IMPURE = -10, -11, -12
@@ -323,7 +323,7 @@ def _c_tables() -> dict:
         "layout": (M_CODE, M_IDENT, M_NUM, M_DASH, M_DOT1, M_DOT2, M_COLON, M_LBRACK, M_STR, M_LSTR, M_LCMT, M_BCMT,
                    M_INTERP, M_TILDE, P_NONE, P_PRE, P_NAME, P_CALLABLE, P_VAL, P_OTHER, P_THEN_EXPR, P_STRING,
                    K_CALL, K_GROUP, K_INDEX, K_TABLE, K_INTERP, C_BAD, C_WS, C_NL, C_IDSTART, C_DIGIT, NOVAL, POISON,
-                   LITERAL, ATTACH_MAYBE, G_FRESH, G_CHAIN, G_IMPURE, F_WS, F_NL, F_IOPEN, I_JUXT, I_EXPRPOS,
+                   LITERAL, ATTACH_MAYBE, G_FRESH, G_CHAIN, G_IMPURE, F_NL, F_IOPEN, I_JUXT, I_EXPRPOS,
                    I_AFTER_STRING, END_DQ, END_SQ, END_BT, F_DQ, F_SQ, F_INTERP, F_BLANK, N_NONE, PH1, S_Z, S_D, 63,
                    M_NAME, F_IDENT, M_NSTR, F_NSTR, M_CSTART, M_CLB, F_LCMT, F_BCMT, END_RB, END_NL, BANNED, S_E,
                    M_LBRACK_EQ, F_LSTR, M_LARG, M_IARG, M_AFTER, KIND_BRACKET, A_CALL, A_INDEX,
@@ -368,9 +368,9 @@ class Automaton:
         self.sm = string_matcher()
         self.tm = PhraseMatcher(ID_TRIGGERS) if ids is not None else None
         self._tstart = self.tm.start if self.tm is not None else -2
-        self._keep_flags = stop == "line"
         self._line_cstart = self.cm.ctx_start(CTX_LINE)
         self._run_cstart = self.cm.ctx_start(CTX_RUN)
+        self._trail_cstart = self.cm.ctx_start(CTX_TRAIL)
         self._type_cstart = self.cm.ctx_start(CTX_TYPE)
         self._class_cache: dict[tuple, bytes] = {}
         self._word_templates: dict[tuple, bytes] = {}
@@ -405,7 +405,7 @@ class Automaton:
         string and after its closing quote, after ``[`` and ``[=``, in line comments and
         comment starts, in quoted and interpolated strings, in numbers - as this
         automaton does for the walk's steps (``how`` 0): the options it
-        reads (``keep_flags``: ``stop="line"``; the string matcher's start state; the asset-id
+        reads (the string matcher's start state; the asset-id
         trigger's start, -2 when not tracked), the byte classes in code (``klass``, bytes of
         256), per byte the keyword-trie node an identifier starting with it is at
         (``kw_first``) and whether that node leads to a keyword allowed after a string
@@ -423,7 +423,6 @@ class Automaton:
         if self.ids is not None:
             return None
         return {
-            "keep_flags": int(self._keep_flags),
             "sm_start": self.sm.start,
             "tstart": self._tstart,
             "name_child": self.name_child,
@@ -434,6 +433,7 @@ class Automaton:
             "sm_step": self.sm.step,
             "cm_start": self._line_cstart,
             "cm_run": self._run_cstart,
+            "cm_trail": self._trail_cstart,
             "bm_start": self.bm.ctx_start(CTX_BLOCK),
             **_c_tables(),
         }
@@ -642,11 +642,8 @@ class Automaton:
         ``step(e, b) == step(s, b)`` for every non-identifier byte ``b`` (the word ended before
         ``b``: a state between tokens in code, or after a method name), ``None`` when the word
         cannot end here (an unknown name in a closed table, a keyword in the wrong place).
-        Computed as the step over a space, which changes nothing but the white-space flags."""
-        e = self.step(s, 0x20)
-        if e is not None and e[MODE] == M_CODE and e[FLAGS] & F_SPACING:
-            e = (M_CODE, 0, e[PREV], e[FLAGS] & ~F_SPACING) + e[VAL:]
-        return e
+        Computed as the step over a space, which in code changes nothing."""
+        return self.step(s, 0x20)
 
     def delegate(self, s: tuple) -> tuple[tuple, bytes] | None:
         """For a state right after ``.``, ``..``, ``:`` or ``-`` (a token that the next byte
@@ -1164,10 +1161,7 @@ class Automaton:
                 if b == 10 and flags & (F_CMT | F_CR):
                     # the \n of the comment's own \r\n, or a blank line: no paragraph then
                     flags = flags & ~F_CR if flags & F_CR else flags & ~F_CMT
-                if self._keep_flags or prev == P_PRE or prev == P_NAME or prev == P_THEN_EXPR:
-                    flags |= F_WS | F_NL
-            elif prev == P_PRE or prev == P_NAME or prev == P_THEN_EXPR:
-                flags |= F_WS
+                flags |= F_NL
             return (M_CODE, 0, prev, flags, val, stack, decl, num, ifx, ev)
         if prev >= P_FNAME or prev == P_FUNCTION or b == 0x40 or (stack and stack[-1][0] == K_PARAMS):
             got = self._code_context(prev, flags, val, stack, decl, num, ifx, ev, b, how)
@@ -1841,23 +1835,25 @@ class Automaton:
         """Code after a comment: a line comment ends at its line break ``b`` (``F_CMT``: a
         ``--`` on the next line continues its paragraph; ``F_CR``: the break was a ``\r``,
         its ``\n`` may follow), a block comment at its closer."""
-        flags = s[FLAGS] | F_WS | F_NL
+        flags = s[FLAGS] | F_NL
         if line:
             flags = (flags | F_CMT | F_CR) if b == 13 else ((flags | F_CMT) & ~F_CR)
         else:
             flags &= ~(F_CMT | F_CR)
         prev = s[PREV]
         if prev >= TYPE_PREV:  # a comment inside a type
-            return (M_TYPE, prev - TYPE_PREV, P_NONE, flags & (F_CMT | F_CR), NOVAL, s[STACK], s[DECL], N_NONE, 0,
+            return (M_TYPE, prev - TYPE_PREV, P_NONE, flags & (F_CMT | F_CR | F_NL), NOVAL, s[STACK], s[DECL], N_NONE, 0,
                     s[EV])
         return (M_CODE, 0, prev, flags, s[VAL], s[STACK], s[DECL], s[NUM], s[IFX], s[EV])
 
     def _comment_start(self, flags: int, stack: tuple) -> int:
         """The line-comment matcher's state for a comment starting with these ``flags`` and
-        ``stack`` (the linter's context byte: in a table type, after a comment line, or
-        plain)."""
+        ``stack`` (the linter's context byte: in a table type, after code on its line, after
+        a comment line, or plain)."""
         if _in_type_table(stack):
             return self._type_cstart
+        if not flags & F_NL:
+            return self._trail_cstart
         return self._run_cstart if flags & F_CMT else self._line_cstart
 
     def _lbrack(self, s, b, how):
@@ -1942,8 +1938,10 @@ class Automaton:
             return self._escape_type(s, b, how) if lenient else None
         if cls == C_WS or cls == C_NL:
             flags = s[FLAGS]
-            if b == 10 and flags & (F_CMT | F_CR):
-                flags = flags & ~F_CR if flags & F_CR else flags & ~F_CMT
+            if cls == C_NL:
+                if b == 10 and flags & (F_CMT | F_CR):
+                    flags = flags & ~F_CR if flags & F_CR else flags & ~F_CMT
+                flags |= F_NL
             return (M_TYPE, pay, P_NONE, flags) + s[4:]
         if b == 0x2D:
             return (M_TYPE, phase | (3 << 5), P_NONE, s[FLAGS]) + s[4:]

@@ -730,22 +730,32 @@ def _prev_class(tok: L.Token | None, expr_next: bool) -> int:
     return AU.P_OTHER
 
 
+def _read_whole(analysis: PrefixAnalysis) -> list[tuple[int, int]]:
+    """The spans of the analysed text the automaton must read from their start, sorted: the
+    parse's type regions (annotations, type aliases, function headers: it must know it
+    reads a type) and the ``local`` declarations with values (it binds the names when the
+    declaration ends, to the value it read: begun inside one, it would leave them as the
+    prompt's end had them - ``local x = (`` then ``game.Workspace)`` - or unknown)."""
+    return sorted([*analysis.type_regions, *((f.start, f.end) for f in analysis.locals if f.has_values)])
+
+
 def _restart(text: str, lex: L.LexResult, regions: Sequence[tuple[int, int]] = ()) -> int:
     """A point near the end where the automaton can begin reading: a line start (or the
     start of a comment or string spanning it), not continuing an expression chain from the
-    previous line, and not inside a type region of the parse (``regions``: annotations,
-    type aliases, function headers - the automaton must read those from their start to know
-    it reads a type).  Looks at the tokens near the end only (binary searches: the lexer's
-    tokens and comments are in text order and do not overlap)."""
+    previous line (nor the text's end after a name or call the model may continue), and
+    not inside one of ``regions`` (sorted spans it must read from their start: see
+    :func:`_read_whole`).  Looks at the tokens near the end only (binary searches: the
+    lexer's tokens and comments are in text order and do not overlap)."""
     tokens = lex.tokens  # (ends with the EOF token)
     comments = lex.comments
     n = len(tokens) - 1
     pos = len(text)
     cand = 0
     starts = [a for a, _z in regions]
-    # furthest end of the regions so far (one the text ends inside also holds the text's end)
-    end = len(text)
-    reach = list(itertools.accumulate((z if z < end else end + 1 for _a, z in regions), max))
+    # furthest end of the regions so far; one that ends with the text's last token holds the
+    # text's end too (what the model writes next may go on with it: `local x = (` + `a)`)
+    last = tokens[n - 1].end if n else 0
+    reach = list(itertools.accumulate((z if z < last else len(text) + 1 for _a, z in regions), max))
     lines = 0
     while lines < _MAX_RESTART_LINES:
         nl = text.rfind("\n", 0, pos)
@@ -788,8 +798,17 @@ def _fresh_line(first: L.Token | None, before: L.Token | None) -> bool:
     """May the automaton begin reading at a line start whose first token is ``first``, after
     token ``before``?  Not where the line goes on with an expression chain (``.Name``,
     ``:Method``, ``(args)``, a string call...) or the previous line ended with ``.``, ``:``
-    or ``::``."""
-    return (first is None or first.kind not in _CONT_START) and (before is None or before.kind not in (".", ":", "::"))
+    or ``::``; nor at the text's end (no ``first``) after a name, ``)`` or ``]``: what the
+    model writes next may go on with that chain (``:andThen(...)`` on a new line), whose
+    value only a reading from its start knows."""
+    if before is None:
+        return first is None or first.kind not in _CONT_START
+    if first is None:
+        return before.kind not in _CHAIN_END
+    return first.kind not in _CONT_START and before.kind not in (".", ":", "::")
+
+
+_CHAIN_END = frozenset({L.NAME, ")", "]", ".", ":", "::"})
 
 
 def _start(t: L.Token) -> int:
@@ -818,13 +837,13 @@ def _shared_lex(prompt: str, analysis: PrefixAnalysis | None, shift: int) -> L.L
 def _prime(guard: Guard, prompt: str, scripts: list[Instance], analysis: PrefixAnalysis | None, shift: int) -> Cursor:
     space = guard.space
     lex = _shared_lex(prompt, analysis, shift) if analysis is not None else None
-    rel = _restart(analysis.text, lex, analysis.type_regions) if lex is not None else 0
+    rel = _restart(analysis.text, lex, _read_whole(analysis)) if lex is not None else 0
     if rel == 0:
         # the parse's facts (and the bindings) of the whole prompt (at the analysed text's
         # start the reading would go on into the header in front of it)
         analysis, shift = space.analyze(prompt, scripts), 0
         lex = analysis.lex
-        rel = _restart(analysis.text, lex, analysis.type_regions)
+        rel = _restart(analysis.text, lex, _read_whole(analysis))
     text = analysis.text
     restart = shift + rel
     tokens = lex.tokens[:-1]  # (the lexer's tokens end with one EOF token; offsets into text)
@@ -841,7 +860,7 @@ def _prime(guard: Guard, prompt: str, scripts: list[Instance], analysis: PrefixA
     if before is not None and analysis.type_regions:
         prev = _after_region(text, analysis.type_regions, before, prev)
     val = POISON if prev in (AU.P_NAME, AU.P_CALLABLE) else NOVAL
-    flags = AU.F_WS | AU.F_NL if restart > 0 else 0
+    flags = AU.F_NL  # (a line start, or the text's start: no code before on the line)
     if _after_comment_line(text, lex, restart - shift, before):
         flags |= AU.F_CMT
     state = initial_state(prev, stack, val=val, flags=flags, ifx=ifx)

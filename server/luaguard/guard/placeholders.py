@@ -2,8 +2,8 @@
 
 The guard refuses a byte that would make the linter's ``placeholder`` rule fire
 (:mod:`luaguard.checks.placeholders`): its comment rules are regular expressions over a
-comment's subject - a context byte (a line comment, one that continues a comment
-paragraph, one inside a table type, a block comment) and the body - and
+comment's subject - a context byte (a line comment, one after code on its line, one that
+continues a comment paragraph, one inside a table type, a block comment) and the body - and
 :func:`comment_matcher` / :func:`block_matcher` compile exactly those expressions into a
 byte-level DFA (:class:`~.regexdfa.SearchDFA`) that the automaton steps through the
 comment; the byte that makes a match certain, or the end of a comment that matches as a
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from itertools import product
 
-from ..checks.placeholders import COMMENT_RULES, CTX_BLOCK, CTX_LINE, CTX_RUN, CTX_TYPE, CTX_TYPE_BLOCK
+from ..checks.placeholders import COMMENT_RULES, CTX_BLOCK, CTX_LINE, CTX_RUN, CTX_TRAIL, CTX_TYPE, CTX_TYPE_BLOCK
 from .regexdfa import BANNED, SearchDFA
 from .trie import build_trie
 
@@ -47,7 +47,8 @@ class CommentMatcher(SearchDFA):
 
     def __init__(self, idle_after: bytes) -> None:
         super().__init__([(r.pattern, r.ignore_case) for r in COMMENT_RULES], idle_after)
-        self._ctx = {ctx: self.step(self.start, ctx) for ctx in (CTX_LINE, CTX_RUN, CTX_TYPE, CTX_BLOCK, CTX_TYPE_BLOCK)}
+        self._ctx = {ctx: self.step(self.start, ctx)
+                     for ctx in (CTX_LINE, CTX_RUN, CTX_TRAIL, CTX_TYPE, CTX_BLOCK, CTX_TYPE_BLOCK)}
 
     def ctx_start(self, ctx: int) -> int:
         """The state in which a comment's first body byte is read (``ctx``: a ``CTX_*`` byte)."""

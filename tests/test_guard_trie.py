@@ -185,3 +185,14 @@ def test_vocabulary_trie_holds_each_nodes_values_by_their_definition(seed):
         assert trie.inner[lay] == max(firsts, default=0)
         assert trie.first[lay] == any(not V._IDENT[b[0]] for ly, b, _i in ranked if ly == lay)
     assert any(not trie.plain[n] & V.F_LCMT for n in range(trie.nodes))  # (placeholder phrases were met)
+
+
+def test_vocabulary_trie_of_a_table_without_token_bytes():
+    """Only ids without bytes (special tokens): the layer roots, empty, and every id ranked
+    after them in id order."""
+    import luaguard.guard.vocab as V
+    from luaguard.guard.token_bytes import TokenTable
+
+    trie = V.VocabTrie(TokenTable(size=4, token_bytes=[None] * 4, eos_ids=frozenset([1]), kind="t"))
+    assert trie.nodes == len(V.LAYERS) and trie.n_real == 0 and trie.perm.tolist() == [0, 1, 2, 3]
+    assert trie.spans == ((0, 0),) * len(V.LAYERS) and trie.children == [()] * len(V.LAYERS)

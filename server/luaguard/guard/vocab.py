@@ -255,9 +255,9 @@ def _trie_arrays(token_bytes: list[bytes | None], size: int) -> dict[str, np.nda
 
     # nodes: a token's bytes past its longest common prefix with the token before in its layer
     prev = np.maximum(tok - 1, 0)
-    same = (pos < lens[prev]) & (data[np.minimum(start[prev] + pos, max(len(data) - 1, 0))] == data)
-    lcp = np.minimum(np.minimum.reduceat(np.where(same, lens.max(initial=0), pos), start), lens) if n else lens
-    lcp[np.concatenate(([True], layer[1:] != layer[:-1]))[:n]] = 0
+    same = (pos < lens[prev]) & (data[np.minimum(start[prev] + pos, len(data) - 1)] == data)
+    lcp = np.minimum(np.minimum.reduceat(np.where(same, lens.max(initial=0), pos), start), lens)
+    lcp[np.flatnonzero(np.diff(layer, prepend=-1))] = 0  # (a layer's first token)
     new = pos >= lcp[tok]
     node_id = np.cumsum(new) + (n_roots - 1)  # (where new: the node the pair made)
     n_nodes = n_roots + int(new.sum())

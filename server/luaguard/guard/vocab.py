@@ -933,9 +933,12 @@ class MaskEngine:
         since the caller usually still holds a mask of it (the mask just computed, the
         previous step's).  The spare is made the first time (pre-faulted: a one-off ~0.1 s
         at the default budget on the development VM) and again whenever a mask of it is
-        still held then (two drops later)."""
+        still held then (two drops later).  An arena at most half used stays in use (its
+        free half is room enough): at 248k ids the walk memo's budget, not the ids', drops
+        every mask, after a few hundred masks that filled a tenth of an arena, and a spare
+        made then was 48 MB more resident memory for nothing."""
         cur = self._arena
-        if cur is None or not cur.pos:
+        if cur is None or cur.pos <= len(cur.buf) // 2:
             return
         spare = self._spare_arena
         if spare is None or not spare.reset():

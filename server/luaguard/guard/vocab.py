@@ -357,8 +357,9 @@ class VocabTrie:
         self.roots = tuple(range(layers.shape[1]))
         self.inner, self.first = layers[0].tolist(), [bool(x) for x in layers[1]]
         self.layer_sizes = tuple(layers[2].tolist())
-        #: per root: its first rank and end rank
+        #: per root: its first rank and end rank, and the text-ending bytes of its tokens
         self.spans = tuple(map(tuple, self._arrays["nodes"][: len(self.roots), :2].tolist()))
+        self.layer_ends = tuple(arrays["ends"][: len(self.roots)].tolist())
         #: over all layers: the frames any token can close / the text-ending bytes it holds
         self.maxpops_all, self.ends_all = maxpops_all, ends_all
         self.nodes = len(self._arrays["nodes"])
@@ -1039,7 +1040,7 @@ class MaskEngine:
                     st = ended
                 elif trie.first[root]:
                     keep += pend
-                args = (st is state, keep, trie.ends[root], 0 if root & _L_OBS else 15)
+                args = (st is state, keep, trie.layer_ends[root], 0 if root & _L_OBS else 15)
                 lsid = seen.get(args)
                 if lsid is None:
                     lsid = seen[args] = intern(au.project(st, keep, args[2], args[3]))

@@ -184,6 +184,7 @@ from luaguard.guard.vocab import vocab_trie
 out = {}
 contract = Engine(serving.PLACE).guard_contract()
 import ctypes, gc
+import torch  # (in the process before the guard, as in a serving process: the packed masks use it)
 gc.collect()
 try:
     ctypes.CDLL("libc.so.6").malloc_trim(0)  # (freed memory back to the system: the deltas below are the guard's)

@@ -901,6 +901,30 @@ def test_id_arena_takes_copies_and_is_freed_only_without_live_views() -> None:
     assert arena.take([np.arange(10)]).tolist() == list(range(10))
 
 
+def test_an_arena_at_most_half_used_stays_in_use_when_masks_are_dropped(project, monkeypatch) -> None:
+    """Dropping every mask (the walk memo's budget, or the ids') switches arenas only when
+    the current one is more than half used: otherwise new masks keep filling it after the
+    ids already there, no spare arena is made, and the masks stay exact."""
+    import luaguard.guard.vocab as V
+    from luaguard.guard.automaton import Automaton
+    from luaguard.guard.matcher import path_space
+
+    monkeypatch.setattr(V, "ARENA_MIN_VOCAB", 0)
+    monkeypatch.setattr(V, "DENSE_BUILD_MAX", 0)
+    g = Guard(Automaton(path_space(project)), BYTES)
+    g.engine = V.MaskEngine(g.automaton, BYTES, max_mask_ids=200_000)
+    exact = guard_for(BYTES, project)
+    arena = g.engine._arena
+    for text in ("local x = game.ReplicatedStorage.", "-- a comment ", "local p = game:GetService(\""):
+        for _ in range(2):
+            mask, ref = g.matcher(text).mask(), exact.matcher(text).mask()
+            assert mask.allow == ref.allow and set(mask.ids.tolist()) == set(ref.ids.tolist()), text
+            used = arena.pos
+            assert 0 < used <= len(arena.buf) // 2
+            g.engine._reset()  # (every mask dropped)
+            assert g.engine._arena is arena and g.engine._spare_arena is None and arena.pos == used
+
+
 def test_mask_budget_with_the_id_arena_never_overwrites_a_held_mask(project, monkeypatch) -> None:
     """The masks' merged id arrays live in the engine's pre-faulted arenas (large
     vocabularies; here forced for the one-byte vocabulary, with masks as id arrays): when the

@@ -1,5 +1,5 @@
 """Token tables and their vocabulary tries cached on disk, so a large vocabulary's guard
-starts in well under a second instead of rebuilding them (4-8 s at 152k-248k ids).
+starts in well under a second instead of rebuilding them (1-3 s of CPU at 129k-248k ids).
 
 **Key.**  :func:`table_key`: SHA-256 of what the table's bytes depend on - every token id's
 vocabulary string, the added tokens (text, special or not), the special ids, the decoder,

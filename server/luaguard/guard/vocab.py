@@ -38,8 +38,6 @@ from a boolean row and one id array (:meth:`MaskEngine._build_dense`).
 
 from __future__ import annotations
 
-import functools
-import gc
 import os
 import sys
 import threading
@@ -72,7 +70,7 @@ from .automaton import (
     projection_is_identity,
 )
 from .bitmask import pack
-from .placeholders import BANNED, block_matcher, comment_matcher, string_matcher
+from .placeholders import BANNED, block_matcher, comment_matcher
 from .token_bytes import TokenTable
 
 try:  # the compiled walk (setup.py builds it; optional)
@@ -122,8 +120,6 @@ def _byte_kind(b: int) -> int:
     return k
 
 
-_BYTE_KIND = [_byte_kind(b) for b in range(256)]
-_WORD = [(48 <= b <= 57) or (65 <= b <= 90) or (97 <= b <= 122) or b == 95 for b in range(256)]
 #: bytes whose acceptance (or that of the bytes after them) can depend on the value of the
 #: expression read so far, or on the white-space flags: ``.``/``:``/``[``/``(``/quotes index
 #: or call the value, ``{``/``}`` right after an interpolation's ``{``.  Other bytes only
@@ -144,20 +140,6 @@ LAYERS = tuple(f"{first}, closes {pops}{', observing' if obs else ''}"
 _L_OBS, _L_OTHER_FIRST = 1, 6
 
 
-def _layer(data: bytes) -> int:
-    """The layer (index into :data:`LAYERS`) of a token's bytes."""
-    pops = 0
-    obs = 0
-    prev = -1
-    for byte in data:
-        if byte in _OBS:
-            obs = 1
-        if byte in _CLOSE or (prev >= 0 and not _IDENT[byte] and prev in _KW_LAST):
-            pops += 1
-        prev = byte
-    return min(pops, 2) * 2 + obs + (0 if _IDENT[data[0]] else _L_OTHER_FIRST)
-
-
 def _expand(a: np.ndarray, z: np.ndarray) -> np.ndarray:
     """The ranks of the half-open intervals ``[a[i], z[i])``, concatenated (vectorised)."""
     lengths = z - a
@@ -167,225 +149,235 @@ def _expand(a: np.ndarray, z: np.ndarray) -> np.ndarray:
     return np.repeat(a - (np.cumsum(lengths) - lengths), lengths) + np.arange(total, dtype=np.int64)
 
 
+def _lut(values, dtype=bool) -> np.ndarray:
+    """A 256-entry look-up array over byte values."""
+    return np.array([values(b) for b in range(256)], dtype=dtype)
 
-def _dangers(m, data: bytes) -> list[bool]:
-    """``out[j]``: a placeholder phrase of ``m`` may be completed by bytes from position ``j``
-    on (a phrase starting at ``j`` is checked as if a non-word byte preceded it, a phrase
-    starting later with the byte that really precedes it)."""
-    n = len(data)
-    starts = [False] * (n + 1)
-    for j in range(n):
-        for pw in ((False,) if j == 0 else (False, _WORD[data[j - 1]])):
-            st = (0 << 2) | (2 if pw else 0)
-            for i in range(j, n):
-                st = m.step(st, data[i])
-                if st == BANNED:
-                    starts[j] = True
-                    break
-                if st >> 2 == 0:
-                    break
-            if starts[j]:
-                break
-    out = [False] * (n + 1)
-    for j in range(n - 1, -1, -1):
-        out[j] = out[j + 1] or starts[j]
-    return out
+
+# per byte value, for the trie build (numpy look-ups over every byte of the vocabulary)
+_IS_IDENT = _lut(lambda b: _IDENT[b])
+_IS_CLOSE = _lut(lambda b: b in _CLOSE)
+_IS_KW_LAST = _lut(lambda b: b in _KW_LAST)
+_IS_OBS = _lut(lambda b: b in _OBS)
+_END_BITS = _lut(lambda b: _END_BIT.get(b, 0), np.int64)
+_KINDS = _lut(_byte_kind, np.int64)
+#: a child's group key bits from its byte: whether the value / the flags may be dropped, _G_BAD
+_BYTE_KEY = _lut(lambda b: (((0 if b in _VAL_BYTES else 1) | (0 if b in _FLAG_BYTES else 2)) << 5)
+                 | (_G_BAD if b in _BAD else 0), np.int64)
+
+
+def _joined(toks: list[bytes]) -> tuple[np.ndarray, ...]:
+    """``(data, start, lens, tok, pos, before)``: the bytes of ``toks`` in one uint8 array,
+    where each token starts in it and its length, and per byte its token, its place in the
+    token and the byte before it (0 for a token's first byte)."""
+    lens = np.fromiter(map(len, toks), dtype=np.int64, count=len(toks))
+    start = np.cumsum(lens) - lens
+    tok = np.repeat(np.arange(len(toks)), lens)
+    data = np.frombuffer(b"".join(toks), dtype=np.uint8)
+    pos = np.arange(len(tok)) - start[tok]
+    before = np.where(pos > 0, np.roll(data, 1), 0)
+    return data, start, lens, tok, pos, before
+
+
+def _phrase_starts(m, data: np.ndarray, pos: np.ndarray, last: np.ndarray) -> np.ndarray:
+    """Per byte ``p`` of the joined tokens: does a phrase of placeholder matcher ``m`` complete
+    within the token when read from ``p`` on, from the matcher's idle state, the byte before
+    ``p`` taken as a non-word byte (and also as a word byte where it is one)?  ``pos``: each
+    byte's place in its token, ``last``: its token's last byte.  All starts are stepped at
+    once, each distinct (state, byte) pair through ``m.step``; a start stops where the
+    matcher is idle again (reading on is then starting at the next byte)."""
+    after_word = np.flatnonzero(pos > 0)
+    after_word = after_word[_IS_IDENT[data[after_word - 1]]]
+    origin = np.concatenate((np.arange(len(data)), after_word))
+    state = np.concatenate((np.zeros(len(data), dtype=np.int64), np.full(len(after_word), 2, dtype=np.int64)))
+    at = origin.copy()
+    hit = np.zeros(len(data), dtype=bool)
+    while len(at):
+        key = (state << 8) | data[at]
+        keys = np.flatnonzero(np.bincount(key))
+        step = np.zeros(int(keys[-1]) + 1, dtype=np.int64)
+        step[keys] = [m.step(k >> 8, k & 255) for k in keys.tolist()]
+        state = step[key]
+        hit[origin[state == BANNED]] = True
+        go = (state != BANNED) & (state >> 2 != 0) & (at < last[at])
+        origin, state, at = origin[go], state[go], at[go] + 1
+    return hit
+
+
+def _trie_arrays(token_bytes: list[bytes | None], size: int) -> dict[str, np.ndarray]:
+    """The arrays of the :class:`VocabTrie` of ``token_bytes`` at logits width ``size`` (the
+    layout of :meth:`VocabTrie.to_arrays`), computed over every byte of the vocabulary at
+    once with numpy (0.4-1.2 s at 129k-248k ids, where a loop over the tokens took 3-8 s).
+
+    Tokens are sorted by layer, bytes and id.  Token ``r`` of that order adds one node per
+    byte past its longest common prefix with token ``r - 1`` of its layer (nodes numbered in
+    (token, depth) order after the layer roots).  Each byte of each token is one (token,
+    depth) pair; ordered by (depth, rank), the pairs of one node are one run starting at the
+    pair that made the node, so each per-node value is one ``reduceat`` over the runs."""
+    ids = [i for i, b in enumerate(token_bytes) if b]
+    toks = [token_bytes[i] for i in ids]
+    data, start, _lens, tok, pos, before = _joined(toks)
+    # layer: first byte an identifier byte or not; frames the token closes (a closer, or a
+    # non-identifier byte after d/l); an _OBS byte or not
+    closes = _IS_CLOSE[data] | ((pos > 0) & ~_IS_IDENT[data] & _IS_KW_LAST[before])
+    layer = (np.minimum(np.bincount(tok, closes, len(toks)), 2).astype(np.int64) * 2
+             + (np.bincount(tok, _IS_OBS[data], len(toks)) > 0) + np.where(_IS_IDENT[data[start]], 0, _L_OTHER_FIRST))
+    keys = [bytes((lay,)) + b for lay, b in zip(layer.tolist(), toks)]
+    order = sorted(range(len(toks)), key=keys.__getitem__)  # (stable: equal bytes in id order)
+    perm = np.array([ids[k] for k in order] + [i for i, b in enumerate(token_bytes) if not b], dtype=np.int64)
+    toks = [toks[k] for k in order]
+    layer = layer[order]
+    n, n_roots = len(toks), len(LAYERS)
+    data, start, lens, tok, pos, before = _joined(toks)
+    last = (start + lens - 1)[tok]  # per byte: its token's last byte
+    at_first, at_last = pos == 0, np.flatnonzero(pos == (lens - 1)[tok])
+    # per byte, over the rest of its token from it: the frames it can close (one per closer
+    # and per non-identifier byte first or after d/l), its text-ending bytes, the free runs
+    # it belongs to (no line/block comment run from where a placeholder phrase may start)
+    pops = _IS_CLOSE[data] + (~_IS_IDENT[data] & (at_first | _IS_KW_LAST[before])).astype(np.int64)
+    ends = _END_BITS[data]
+    kind = _KINDS[data]
+    kind[_phrase_starts(comment_matcher(), data, pos, last)] &= ~F_LCMT
+    kind[_phrase_starts(block_matcher(), data, pos, last)] &= ~F_BCMT
+    by_depth = np.argsort(pos, kind="stable")  # (depth, rank) order
+    depth_at = np.searchsorted(pos[by_depth], np.arange(int(lens.max(initial=0)) + 1))
+    for d in range(len(depth_at) - 2, -1, -1):  # from each token's end
+        p = by_depth[depth_at[d]:depth_at[d + 1]]
+        p = p[p < last[p]]
+        pops[p] += pops[p + 1]
+        ends[p] |= ends[p + 1]
+        kind[p] &= kind[p + 1]
+
+    def after(values: np.ndarray, at_end: int) -> np.ndarray:  # the value at the next byte
+        out = np.roll(values, -1)
+        out[at_last] = at_end
+        return out
+
+    # nodes: a token's bytes past its longest common prefix with the token before in its layer
+    prev = np.maximum(tok - 1, 0)
+    same = (pos < lens[prev]) & (data[np.minimum(start[prev] + pos, len(data) - 1)] == data)
+    lcp = np.minimum(np.minimum.reduceat(np.where(same, lens.max(initial=0), pos), start), lens)
+    lcp[np.flatnonzero(np.diff(layer, prepend=-1))] = 0  # (a layer's first token)
+    new = pos >= lcp[tok]
+    node_id = np.cumsum(new) + (n_roots - 1)  # (where new: the node the pair made)
+    n_nodes = n_roots + int(new.sum())
+    runs = np.flatnonzero(new[by_depth])
+    run_node = node_id[by_depth][runs]
+    node = np.empty(len(data), dtype=np.int64)  # per byte: its node
+    node[by_depth] = node_id[by_depth][np.maximum.accumulate(np.where(new[by_depth], np.arange(len(data)), 0))]
+    lay_lo = np.searchsorted(layer, np.arange(n_roots))
+    lay_hi = np.searchsorted(layer, np.arange(n_roots), side="right")
+    layers = list(zip(lay_lo.tolist(), lay_hi.tolist()))
+    first_pops, first_ends, other_first = pops[start], ends[start], ~_IS_IDENT[data[start]]
+
+    def per_node(reduce, values: np.ndarray, roots) -> np.ndarray:
+        out = np.zeros(n_nodes, dtype=np.int64)
+        out[:n_roots] = roots
+        if len(runs):
+            out[run_node] = reduce.reduceat(values[by_depth], runs)
+        return out
+
+    maxpops = per_node(np.maximum, after(pops, 0), [first_pops[a:z].max(initial=0) for a, z in layers])
+    ends_of = per_node(np.bitwise_or, after(ends, 0), [np.bitwise_or.reduce(first_ends[a:z]) for a, z in layers])
+    need = per_node(np.maximum, pops, 0)  # (as maxpops and ends, the node's own byte included)
+    gends = per_node(np.bitwise_or, ends, 0)
+    # children (in byte order: the order they were made in) grouped per parent by what of
+    # its state they can depend on, the groups in the order of their first child
+    made = node_id[new]
+    parent = np.where(at_first, layer[tok], np.roll(node, 1))[new]
+    byte = data[new]
+    by_parent = np.argsort(parent, kind="stable")
+    gid = ((parent << 14) | (np.minimum(need[made], 62) << 7) | gends[made] | _BYTE_KEY[byte])[by_parent]
+    _u, first_at, inv = np.unique(gid, return_index=True, return_inverse=True)
+    group_of = first_at[inv]  # per child (in parent order): where its group's first child is
+    seq = np.lexsort((np.arange(len(gid)), group_of))
+    kids = by_parent[seq]
+    g_start = np.flatnonzero(np.diff(group_of[seq], prepend=-1))
+    n_groups = np.bincount(parent[kids[g_start]], minlength=n_nodes)
+    g_stop = np.cumsum(n_groups)
+    nodes = np.column_stack((
+        per_node(np.minimum, tok, lay_lo), per_node(np.maximum, tok + 1, lay_hi),
+        np.bincount(node[at_last], minlength=n_nodes), np.minimum(maxpops, 62) * 32 + ends_of,
+        per_node(np.bitwise_and, after(kind, F_ALL), F_ALL), np.bincount(parent, minlength=n_nodes) > 0,
+        g_stop - n_groups, g_stop))
+    groups = np.column_stack((gid[seq][g_start] & 0x3FFF, g_start, np.append(g_start, len(kids))[1:], 0 * g_start))
+    return {
+        "perm": perm,
+        "nodes": nodes.astype(np.int32),
+        "groups": groups.astype(np.int32),
+        "kids": np.column_stack((byte[kids], made[kids])).astype(np.int32).ravel(),
+        "maxpops": maxpops.astype(np.int32),
+        "ends": ends_of.astype(np.int32),
+        "layers": np.array([[(first_pops[a:z] - other_first[a:z]).max(initial=0) for a, z in layers],
+                            [other_first[a:z].any() for a, z in layers], (lay_hi - lay_lo).tolist()], dtype=np.int64),
+        "scalars": np.array([size, n, maxpops[:n_roots].max(), np.bitwise_or.reduce(ends_of[:n_roots])], dtype=np.int64),
+    }
 
 
 class VocabTrie:
     """The byte trie of one token table (see the module docstring).
 
     ``perm[r]`` is the token id of rank ``r``: ranks ``[0, n_real)`` are tokens with bytes
-    in byte order, ranks ``[n_real, size)`` the ids without bytes (special tokens, unused
-    ids).  Per node: ``children`` (``(byte, child)`` pairs in byte order), ``lo`` (first
-    rank below it), ``own`` (tokens whose bytes end exactly here, ranks ``lo .. lo+own``),
-    ``maxpops``: an upper bound of the open frames the rest of any token below can close
-    (one per ``)``, ``]``, ``}`` and one per point where an ``end``/``until`` keyword may be
-    completed: a non-identifier byte after ``d``/``l``, or first in the token); ``ends``: which
-    bytes that can end a string or comment (``"``, ``'``, backquote, ``]``, line breaks) occur
-    in the rest of some token below.  Node 0 is the root.
+    in layer then byte order, ranks ``[n_real, size)`` the ids without bytes (special
+    tokens, unused ids).  Node 0-11 are the layers' roots (:data:`LAYERS`).  Per node, in
+    :attr:`records` (the compiled walk's int32 records: per node ``(lo, hi, own, proj,
+    plain, has children, first group, end group)``, per child group ``(key, first child,
+    end child, 0)`` in node order, per child ``(byte, node)`` in group order): ``lo``/``hi``
+    (the ranks below it), ``own`` (tokens whose bytes end exactly there, ranks ``lo ..
+    lo+own``), ``proj`` (``min(maxpops, 62) * 32 + ends``: ``maxpops`` an upper bound of the
+    open frames the rest of any token below can close - one per ``)``, ``]``, ``}`` and one
+    per point where an ``end``/``until`` keyword may be completed: a non-identifier byte
+    after ``d``/``l``, or first in the token; ``ends`` which bytes that can end a string or
+    comment - ``"``, ``'``, backquote, ``]``, line breaks - occur in the rest of some token
+    below), ``plain`` (the free runs every token below continues, see
+    :meth:`~.automaton.Automaton.free_kind`) and the children grouped by what of the
+    parent's state they can depend on (see :class:`MaskEngine`).  The Python walk reads
+    the same as per-node lists (``lo``, ``hi``, ``own``, ``proj``, ``plain``, ``maxpops``,
+    ``ends``, ``children``, ``groups``), made from the records on first use.
     """
 
     def __init__(self, table: TokenTable) -> None:
-        real = sorted((_layer(b), b, i) for i, b in enumerate(table.token_bytes) if b)
-        nobyte = [i for i, b in enumerate(table.token_bytes) if not b]
-        self.size = table.size
-        self.n_real = len(real)
-        self.perm = np.array([i for _l, _b, i in real] + nobyte, dtype=np.int64)
-        n_roots = len(LAYERS)
-        self.roots = tuple(range(n_roots))
-        starts = [0] * (n_roots + 1)
-        for lay, _b, _i in real:
-            starts[lay + 1] += 1
-        for r in range(n_roots):
-            starts[r + 1] += starts[r]
-        kids: list[dict[int, int]] = [{} for _r in self.roots]
-        lo = starts[:n_roots]
-        hi = starts[1:]
-        own = [0] * n_roots
-        mp = [0] * n_roots
-        ends = [0] * n_roots
-        need = [0] * n_roots  # like maxpops/ends, but counting the node's own (last) byte too
-        gends = [0] * n_roots
-        inner = [0] * n_roots  # per root: maxpops without the first byte's keyword completion
-        first = [False] * n_roots  # per root: some token starts with a non-identifier byte
-        # per node, the runs of bytes every token below continues without a check (see
-        # Automaton.free_kind): F_IDENT identifier bytes only, F_NSTR no byte that ends a
-        # free name string, and per kind of text no byte that ends it and no placeholder
-        plain = [F_ALL] * n_roots
-        cm, bm, sm = comment_matcher(), block_matcher(), string_matcher()
-        for rank, (lay, data, _i) in enumerate(real):
-            n = len(data)
-            kind = [F_ALL] * (n + 1)
-            danger_c = _dangers(cm, data)
-            danger_b = _dangers(bm, data)
-            for j in range(n - 1, -1, -1):
-                byte = data[j]
-                k = kind[j + 1] & _BYTE_KIND[byte]
-                if danger_c[j]:
-                    k &= ~F_LCMT
-                if danger_b[j]:
-                    k &= ~F_BCMT
-                kind[j] = k
-            suffix = [0] * (n + 1)
-            endbits = [0] * (n + 1)
-            for j in range(n - 1, -1, -1):
-                byte = data[j]
-                pot = 1 if byte in _CLOSE else 0
-                if not _IDENT[byte] and (j == 0 or data[j - 1] in _KW_LAST):
-                    pot += 1
-                suffix[j] = suffix[j + 1] + pot
-                endbits[j] = endbits[j + 1] | _END_BIT.get(byte, 0)
-            node = lay
-            mp[lay] = max(mp[lay], suffix[0])
-            ends[lay] |= endbits[0]
-            starts_free = _IDENT[data[0]]
-            inner[lay] = max(inner[lay], suffix[0] - (0 if starts_free else 1))
-            first[lay] = first[lay] or not starts_free
-            for depth, byte in enumerate(data, 1):
-                nxt = kids[node].get(byte)
-                if nxt is None:
-                    nxt = len(kids)
-                    kids[node][byte] = nxt
-                    kids.append({})
-                    lo.append(rank)
-                    own.append(0)
-                    mp.append(0)
-                    ends.append(0)
-                    need.append(0)
-                    gends.append(0)
-                    hi.append(rank)
-                    plain.append(F_ALL)
-                node = nxt
-                hi[node] = rank + 1
-                plain[node] &= kind[depth]
-                mp[node] = max(mp[node], suffix[depth])
-                need[node] = max(need[node], suffix[depth - 1])
-                ends[node] |= endbits[depth]
-                gends[node] |= endbits[depth - 1]
-            own[node] += 1
-        self.inner = inner
-        self.first = first
-        self.layer_sizes = tuple(hi[r] - lo[r] for r in self.roots)
-        #: over all layers: the frames any token can close / the text-ending bytes it holds
-        self.maxpops_all = max(mp[r] for r in self.roots)
-        self.ends_all = 0
-        for r in self.roots:
-            self.ends_all |= ends[r]
-        self.hi = hi
-        self.plain = plain
-        self.ends = ends
-        # the key a child's state is projected with: frames to keep and bytes that end text
-        self.proj = [min(m, 62) * 32 + e for m, e in zip(mp, ends)]
-        self.children: list[tuple[tuple[int, int], ...]] = [tuple(k.items()) for k in kids]
-        # children grouped by what of the parent's state they can depend on (see MaskEngine)
-        groups: list[tuple[tuple[int, tuple[tuple[int, int], ...]], ...]] = []
-        for k in self.children:
-            by: dict[int, list[tuple[int, int]]] = {}
-            for byte, child in k:
-                drop = (0 if byte in _VAL_BYTES else 1) | (0 if byte in _FLAG_BYTES else 2)
-                key = (min(need[child], 62) << 7) | (drop << 5) | gends[child] | (_G_BAD if byte in _BAD else 0)
-                by.setdefault(key, []).append((byte, child))
-            groups.append(tuple((key, tuple(v)) for key, v in by.items()))
-        self.groups = groups
-        self.lo = lo
-        self.own = own
-        self.maxpops = mp
-        self.nodes = len(kids)
-
-    @functools.cached_property
-    def records(self) -> tuple[bytes, bytes, bytes]:
-        """The trie as the compiled walk reads it (``_walk.c``), made when a compiled walker
-        is first made (the Python walk never needs it): native int32 records, per
-        node ``(lo, hi, own, proj, plain, has children, first group, end group)``, per child
-        group ``(key, first child, end child, 0)`` in node order, per child ``(byte,
-        node)`` in group order - the fields of one node on one cache line, where the lists
-        above hold one Python int object per field (reading the records instead cut the
-        walk's own time by a quarter at a 152k vocabulary)."""
-        n = self.nodes
-        ng = np.fromiter(map(len, self.groups), dtype=np.int64, count=n)
-        gend = np.cumsum(ng)
-        nodes = np.zeros((n, 8), dtype=np.int32)
-        for col, values in enumerate((self.lo, self.hi, self.own, self.proj, self.plain)):
-            nodes[:, col] = np.fromiter(values, dtype=np.int32, count=n)
-        nodes[:, 5] = np.fromiter(map(len, self.children), dtype=np.int32, count=n) > 0
-        nodes[:, 6] = gend - ng
-        nodes[:, 7] = gend
-        n_groups = int(gend[-1]) if n else 0
-
-        def each_group():
-            return chain.from_iterable(self.groups)
-
-        groups = np.zeros((n_groups, 4), dtype=np.int32)
-        groups[:, 0] = np.fromiter((key for key, _kids in each_group()), dtype=np.int32, count=n_groups)
-        sizes = np.fromiter((len(kids) for _key, kids in each_group()), dtype=np.int64, count=n_groups)
-        kend = np.cumsum(sizes)
-        groups[:, 1] = kend - sizes
-        groups[:, 2] = kend
-        n_kids = int(kend[-1]) if n_groups else 0
-        pairs = chain.from_iterable(kids for _key, kids in each_group())
-        kids = np.fromiter(chain.from_iterable(pairs), dtype=np.int32, count=2 * n_kids)
-        return nodes.tobytes(), groups.tobytes(), kids.tobytes()
-
-    def most_groups(self) -> int:
-        """The most child groups of one node (from the records: no per-node list is made)."""
-        nodes = np.frombuffer(self.records[0], dtype=np.int32).reshape(-1, 8)
-        return int((nodes[:, 7] - nodes[:, 6]).max()) if len(nodes) else 0
-
-    def to_arrays(self) -> dict[str, np.ndarray]:
-        """The trie as plain arrays (:mod:`.table_cache` stores them): :attr:`records`, the
-        rank order, the per-node columns the records lack and the per-layer values."""
-        nodes, groups, kids = self.records
-        return {
-            "perm": self.perm,
-            "nodes": np.frombuffer(nodes, dtype=np.int32).reshape(-1, 8),
-            "groups": np.frombuffer(groups, dtype=np.int32).reshape(-1, 4),
-            "kids": np.frombuffer(kids, dtype=np.int32),
-            "maxpops": np.array(self.maxpops, dtype=np.int32),
-            "ends": np.array(self.ends, dtype=np.int32),
-            "layers": np.array([self.inner, self.first, self.layer_sizes], dtype=np.int64),
-            "scalars": np.array([self.size, self.n_real, self.maxpops_all, self.ends_all], dtype=np.int64),
-        }
+        self._load(_trie_arrays(table.token_bytes, table.size))
 
     @classmethod
     def from_arrays(cls, arrays: dict[str, np.ndarray]) -> VocabTrie:
-        """The trie of :meth:`to_arrays`' arrays.  What the compiled walk reads is set at once;
-        the per-node lists of the Python walk (``children``, ``groups``, ``lo`` ...) are made
-        from the arrays on first use (:meth:`__getattr__`)."""
+        """The trie of :meth:`to_arrays`' arrays (:mod:`.table_cache` stores them)."""
         trie = cls.__new__(cls)
-        size, n_real, maxpops_all, ends_all = (int(x) for x in arrays["scalars"])
-        layers = arrays["layers"]
-        nodes, groups, kids = arrays["nodes"], arrays["groups"], arrays["kids"]
-        trie.__dict__.update(
-            size=size, n_real=n_real, perm=arrays["perm"], roots=tuple(range(layers.shape[1])),
-            inner=layers[0].tolist(), first=[bool(x) for x in layers[1]], layer_sizes=tuple(layers[2].tolist()),
-            maxpops_all=maxpops_all, ends_all=ends_all, nodes=len(nodes), _arrays=arrays,
-            records=(nodes.tobytes(), groups.tobytes(), kids.tobytes()),
-        )
+        trie._load(arrays)
         return trie
 
+    def _load(self, arrays: dict[str, np.ndarray]) -> None:
+        size, n_real, maxpops_all, ends_all = (int(x) for x in arrays["scalars"])
+        layers = arrays["layers"]
+        self.records = tuple(np.ascontiguousarray(arrays[k], dtype=np.int32).tobytes() for k in ("nodes", "groups", "kids"))
+        # (the records' arrays as views of the records: no second copy)
+        nodes, groups, kids = (np.frombuffer(r, dtype=np.int32) for r in self.records)
+        self._arrays = dict(arrays, nodes=nodes.reshape(-1, 8), groups=groups.reshape(-1, 4), kids=kids)
+        self.size, self.n_real, self.perm = size, n_real, arrays["perm"]
+        self.roots = tuple(range(layers.shape[1]))
+        self.inner, self.first = layers[0].tolist(), [bool(x) for x in layers[1]]
+        self.layer_sizes = tuple(layers[2].tolist())
+        #: per root: its first rank and end rank, and the text-ending bytes of its tokens
+        self.spans = tuple(map(tuple, self._arrays["nodes"][: len(self.roots), :2].tolist()))
+        self.layer_ends = tuple(arrays["ends"][: len(self.roots)].tolist())
+        #: over all layers: the frames any token can close / the text-ending bytes it holds
+        self.maxpops_all, self.ends_all = maxpops_all, ends_all
+        self.nodes = len(self._arrays["nodes"])
+
+    def most_groups(self) -> int:
+        """The most child groups of one node."""
+        nodes = self._arrays["nodes"]
+        return int((nodes[:, 7] - nodes[:, 6]).max()) if len(nodes) else 0
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """The trie as plain arrays: :attr:`records`' arrays (``nodes``, ``groups``,
+        ``kids``), the rank order ``perm``, the per-node ``maxpops`` and ``ends``, the
+        per-layer ``layers`` (``inner``, ``first``, sizes) and ``scalars`` (``size``,
+        ``n_real``, ``maxpops_all``, ``ends_all``)."""
+        return dict(self._arrays)
+
     def __getattr__(self, name: str):
-        """(A trie made by :meth:`from_arrays`: a per-node list, made from the arrays once.)"""
+        """(The per-node lists of the Python walk, made from the arrays once.)"""
         arrays = self.__dict__.get("_arrays")
         if arrays is None or name not in _FROM_ARRAYS:
             raise AttributeError(name)
@@ -409,21 +401,9 @@ class VocabTrie:
                 f"layers {'/'.join(map(str, self.layer_sizes))})")
 
 
-#: tries with more nodes than this are followed by a full garbage collection (see vocab_trie)
-GC_AFTER_NODES = 100_000
-
-
 def vocab_trie(table: TokenTable) -> VocabTrie:
-    """The table's trie, built once per table.
-
-    A large trie (over :data:`GC_AFTER_NODES` nodes) is followed by one full garbage
-    collection.  Its tuples hold only ints (or such tuples), and CPython stops tracking a
-    tuple only when a collection finds its items untracked; left tracked, the millions of
-    them would be traversed by the first full collection that the mask walk's allocations
-    happen to trigger (measured at a 152k vocabulary: a 0.35-0.47 s pause in one step).  One
-    collection (0.3 s there) untracks every node's children tuple and 93% of the group
-    tuples, whose items it finds still tracked; a small trie is not worth a collection.
-    """
+    """The table's trie, built once per table (and, for a table the disk cache keyed,
+    stored there with it: :mod:`.table_cache`)."""
     return table.derived("vocab_trie", _new_trie)
 
 
@@ -432,8 +412,6 @@ _FROM_ARRAYS = frozenset({"lo", "hi", "own", "proj", "plain", "maxpops", "ends",
 
 def _new_trie(table: TokenTable) -> VocabTrie:
     trie = VocabTrie(table)
-    if trie.nodes > GC_AFTER_NODES:
-        gc.collect()
     if table.cache_key is not None:  # (a table the disk cache keyed: store it with its trie)
         from .table_cache import save_table
 
@@ -577,7 +555,7 @@ def _layer_ids_c(trie: VocabTrie, root: int, iv: np.ndarray, banned: bool) -> tu
     ``iv`` (``(n, 2)`` int64), made by ``_walk.c``'s ``side_runs`` and ``gather`` (no numpy
     temporaries), and how many ids were copied; the same as :func:`_layer_ids_numpy`."""
     perm = trie.perm
-    longs, shorts, n_short = _c_side_runs(iv, trie.lo[root], trie.hi[root], banned, SHARE_MIN)
+    longs, shorts, n_short = _c_side_runs(iv, *trie.spans[root], banned, SHARE_MIN)
     got = tuple(perm[x:y] for x, y in longs)
     if n_short:
         rest = np.empty(n_short, dtype=np.int64)
@@ -590,7 +568,7 @@ def _layer_ids_numpy(trie: VocabTrie, root: int, iv: np.ndarray, banned: bool) -
     """:func:`_layer_ids_c` with numpy (the pure-Python walk's engines)."""
     a, z = iv[:, 0], iv[:, 1]
     if banned:
-        lo, hi = trie.lo[root], trie.hi[root]
+        lo, hi = trie.spans[root]
         ca = np.concatenate((np.full(1, lo, dtype=np.int64), z))
         cz = np.concatenate((a, np.full(1, hi, dtype=np.int64)))
         gaps = cz > ca
@@ -956,9 +934,12 @@ class MaskEngine:
         since the caller usually still holds a mask of it (the mask just computed, the
         previous step's).  The spare is made the first time (pre-faulted: a one-off ~0.1 s
         at the default budget on the development VM) and again whenever a mask of it is
-        still held then (two drops later)."""
+        still held then (two drops later).  An arena at most half used stays in use (its
+        free half is room enough): at 248k ids the walk memo's budget, not the ids', drops
+        every mask, after a few hundred masks that filled a tenth of an arena, and a spare
+        made then was 48 MB more resident memory for nothing."""
         cur = self._arena
-        if cur is None or not cur.pos:
+        if cur is None or cur.pos <= len(cur.buf) // 2:
             return
         spare = self._spare_arena
         if spare is None or not spare.reset():
@@ -1059,7 +1040,7 @@ class MaskEngine:
                     st = ended
                 elif trie.first[root]:
                     keep += pend
-                args = (st is state, keep, trie.ends[root], 0 if root & _L_OBS else 15)
+                args = (st is state, keep, trie.layer_ends[root], 0 if root & _L_OBS else 15)
                 lsid = seen.get(args)
                 if lsid is None:
                     lsid = seen[args] = intern(au.project(st, keep, args[2], args[3]))
@@ -1312,9 +1293,9 @@ class MaskEngine:
                 continue
             n_banned += n_layer - n
             if n == 0:
-                bans.append(perm[trie.lo[root]:trie.hi[root]])
+                bans.append(perm[slice(*trie.spans[root])])
             elif 2 * n <= n_layer and n_layer >= SHARE_MIN:
-                bans.append(perm[trie.lo[root]:trie.hi[root]])
+                bans.append(perm[slice(*trie.spans[root])])
                 keeps.extend(self._side(root, lsid, info, False))
             else:
                 bans.extend(self._side(root, lsid, info, True))

@@ -218,6 +218,116 @@ async def test_the_cli_serves_the_proxy_over_stdio(log):
     assert reached(log) == ["run_code"]
 
 
+def test_a_burst_of_calls_over_the_clis_stdio_gets_every_answer_in_its_own_line(log):
+    """Calls written to the proxy's stdin in one write (as an agent with several calls in
+    flight does): each gets its own answer, one JSON line each (answers written together
+    stay framed), the fast ones before the slow one sent first, a rejected one never
+    reaching the upstream."""
+    init = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    calls = [{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "slow", "arguments": {"seconds": 1.5}}}]
+    calls += [{"jsonrpc": "2.0", "id": i, "method": "tools/call",
+               "params": {"name": "run_code", "arguments": {"command": "print(" + "1" * i + ")"}}} for i in range(2, 10)]
+    calls.append({"jsonrpc": "2.0", "id": 10, "method": "tools/call",
+                  "params": {"name": "run_code", "arguments": {"command": "print(game.ReplicatedStorage.Shared.Modulez)"}}})
+    p = subprocess.Popen([sys.executable, "-m", "luaguard", "mcp-proxy", "--project", str(PLACE), "--", *STAND_IN],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        p.stdin.write((json.dumps(init) + "\n").encode())
+        p.stdin.flush()
+        assert json.loads(p.stdout.readline())["id"] == 0
+        p.stdin.write((json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n"
+                       + "".join(json.dumps(m) + "\n" for m in calls)).encode())
+        p.stdin.flush()
+        answers = [json.loads(p.stdout.readline()) for _ in calls]
+    finally:
+        p.stdin.close()
+        p.wait(timeout=30)
+    assert sorted(a["id"] for a in answers) == list(range(1, 11))
+    assert answers[-1]["id"] == 1 and answers[-1]["result"]["content"][0]["text"] == "slept 1.5"
+    by_id = {a["id"]: a["result"] for a in answers}
+    for i in range(2, 10):
+        assert by_id[i]["content"][0]["text"] == f"ran {7 + i} characters" and not by_id[i].get("isError")
+    assert by_id[10]["isError"] and "Did you mean 'Modules'?" in by_id[10]["content"][0]["text"]
+    assert sorted(reached(log)) == ["run_code"] * 8 + ["slow"]
+
+
+@pytest.mark.asyncio
+async def test_the_next_message_waits_for_the_work_that_is_ready_not_for_io():
+    """What the proxy's stdin reader does between two messages from the client: the tasks
+    that can run (an answer on its way out) run first; a task waiting for I/O is not waited
+    for; a task that never stops being ready holds it for a bounded number of turns."""
+    from luaguard.agents.proxy import READY_TURNS, _let_ready_work_run
+
+    loop = asyncio.get_running_loop()
+    steps: list[int] = []
+
+    async def relay(n: int) -> None:  # an answer that needs n turns of the loop to go out
+        for i in range(n):
+            await asyncio.sleep(0)
+        steps.append(n)
+
+    blocked = asyncio.Event()
+    waiting = asyncio.create_task(blocked.wait())
+    tasks = [asyncio.create_task(relay(n)) for n in (3, 8)]
+    await _let_ready_work_run(loop)
+    assert sorted(steps) == [3, 8] and all(t.done() for t in tasks)
+    assert not waiting.done()
+
+    turns = 0
+
+    async def spinner() -> None:
+        nonlocal turns
+        while True:
+            turns += 1
+            await asyncio.sleep(0)
+
+    spin = asyncio.create_task(spinner())
+    await _let_ready_work_run(loop)
+    assert 1 <= turns <= READY_TURNS + 1
+    spin.cancel()
+    waiting.cancel()
+
+
+@pytest.mark.asyncio
+async def test_the_proxy_process_freezes_its_heap_once_the_project_is_indexed_and_when_idle(log, monkeypatch):
+    """``freeze_heap`` (the CLI sets it): once the upstream is up and the validators are
+    compiled, the index and the Roblox API are out of the collector's reach (a full
+    collection would otherwise walk them, tens of milliseconds with calls in flight); what
+    later calls built (caches such as the API's members) follows once no call has been in
+    flight for a while - once, not while calls come, and not again with nothing new."""
+    import gc
+
+    import luaguard.agents.proxy as P
+
+    monkeypatch.setattr(P, "SETTLE_IDLE_S", 0.2)
+    freezes: list[float] = []
+    real_freeze = gc.freeze
+    monkeypatch.setattr(gc, "freeze", lambda: (freezes.append(time.monotonic()), real_freeze())[1])
+    engine = Engine(PLACE, read_project_settings(PLACE).settings)
+    try:
+        async with Client(build_proxy(engine, STAND_IN, freeze_heap=True, log=lambda _line: None)) as c:
+            await c.list_tools()
+            assert freezes and gc.get_freeze_count() > 0
+            at_start = len(freezes)
+            for i in range(3):
+                ok = await c.call_tool("run_code", {"command": f"print(game.ReplicatedStorage.Shared.Modules, {i})"})
+                assert not ok.is_error, text(ok)
+            assert len(freezes) == at_start  # not while calls come
+            await asyncio.sleep(0.7)
+            assert len(freezes) == at_start + 1
+            await asyncio.sleep(0.5)
+            assert len(freezes) == at_start + 1  # nothing new since
+    finally:
+        gc.unfreeze()
+    freezes.clear()
+    async with Client(proxy()) as c:  # without it (a library caller's process): nothing frozen
+        await c.list_tools()
+        await c.call_tool("run_code", {"command": "print(1)"})
+        await asyncio.sleep(0.7)
+    assert freezes == [] and gc.get_freeze_count() == 0
+
+
 def test_the_cli_reports_an_upstream_that_cannot_start_in_one_line_without_a_traceback(tmp_path):
     """An upstream command that exits at once: one stderr line per attempt, no traceback,
     and the proxy still answers (tools/list with an error) until stdin closes."""

@@ -707,7 +707,7 @@ def cmd_mcp_proxy(args: argparse.Namespace) -> int:
     engine = make_engine(args, err)
     try:
         server = build_proxy(engine, upstream, annotation_files=tuple(args.annotations or ()),
-                             timeout=max(0.5, args.timeout))
+                             timeout=max(0.5, args.timeout), freeze_heap=True)
     except ToolSchemaError as exc:
         raise UsageError(str(exc)) from None
     run_stdio(server)

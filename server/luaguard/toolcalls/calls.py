@@ -1073,12 +1073,14 @@ def lint_change(engine, old_text: str | None, new_text: str, node: Instance | No
     the same batch created); ``old_text`` the project as it is.  ``changed``: the 0-based
     lines of ``new_text`` the change touched, when known (a diff's hunks).  With ``count``
     the introduced findings are added to the engine's stats."""
+    from ..engine import _gc_paused
     from ..introduced import introduced_findings
 
-    found = lint_as(engine, new_text, node, rel, shown, overlay, count=False)
-    if old_text is not None and found:
-        before = lint_as(engine, old_text, node, rel, shown, None, count=False)
-        found = introduced_findings(before, old_text, found, new_text, changed=changed)
+    with _gc_paused():  # as Engine.analyse: the tokens and trees are freed by reference counting
+        found = lint_as(engine, new_text, node, rel, shown, overlay, count=False)
+        if old_text is not None and found:
+            before = lint_as(engine, old_text, node, rel, shown, None, count=False)
+            found = introduced_findings(before, old_text, found, new_text, changed=changed)
     if count:
         for f in found:
             engine.stats[f.rule] += 1

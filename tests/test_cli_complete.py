@@ -9,11 +9,10 @@ import os
 import re
 import subprocess
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 import pytest
+from endpoint_standin import completion_endpoint, completion_reply
 
 from luaguard.cli import main
 
@@ -81,32 +80,14 @@ def test_json_output_names_the_backend(capsys: pytest.CaptureFixture[str]) -> No
 def test_complete_uses_the_endpoint_when_set(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """With completion.endpoint set, no local model is loaded: the server answers, and stderr
     says so."""
-    seen: list[dict] = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self):  # noqa: N802
-            seen.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-            data = json.dumps({"choices": [{"text": "Shared.Net)", "finish_reason": "stop",
-                                            "logprobs": {"token_logprobs": [-0.1, -0.2]}}]}).encode()
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, *a):
-            pass
-
-    srv = HTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{srv.server_port}/v1"
-    (tmp_path / "luaguard.toml").write_text(
-        f'[completion]\nendpoint = "{url}"\nendpoint_model = "qwen-coder"\nendpoint_project = "place"\n')
-    src = tmp_path / "Main.server.luau"
-    src.write_text("local Net = require(game.ReplicatedStorage.\n")
-    try:
+    with completion_endpoint(completion_reply("Shared.Net)", [-0.1, -0.2], finish_reason="stop")) as endpoint:
+        url = endpoint.url
+        (tmp_path / "luaguard.toml").write_text(
+            f'[completion]\nendpoint = "{url}"\nendpoint_model = "qwen-coder"\nendpoint_project = "place"\n')
+        src = tmp_path / "Main.server.luau"
+        src.write_text("local Net = require(game.ReplicatedStorage.\n")
         assert main(["complete", f"{src}:1:44", "--project", str(tmp_path)]) == 0
-    finally:
-        srv.shutdown()
+    seen = endpoint.bodies
     out, err = capsys.readouterr()
     assert out == "Shared.Net)\n"
     assert seen and seen[0]["prompt"] == "local Net = require(game.ReplicatedStorage." and seen[0]["model"] == "qwen-coder"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from endpoint_standin import completion_endpoint, completion_reply
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
@@ -37,30 +38,9 @@ async def test_completion_paths_resolve(vscode: LanguageClient):  # noqa: F811
 async def test_completion_from_an_endpoint(vscode: LanguageClient):  # noqa: F811
     """``completion.endpoint``: the server posts to an OpenAI-compatible server with the luaguard
     keys (no local model) and offers its answer."""
-    import json
-    import threading
-    from http.server import BaseHTTPRequestHandler, HTTPServer
-
-    seen: list[dict] = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self):  # noqa: N802
-            seen.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-            data = json.dumps({"choices": [{"text": "Shared", "finish_reason": "stop",
-                                            "logprobs": {"token_logprobs": [-0.05]}}]}).encode()
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, *a):
-            pass
-
-    srv = HTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    try:
+    with completion_endpoint(completion_reply("Shared", [-0.05], finish_reason="stop")) as endpoint:
         await start(vscode, PLACE, settings={"completion": {
-            "endpoint": f"http://127.0.0.1:{srv.server_port}/v1", "endpointModel": "m", "endpointProject": "place"}})
+            "endpoint": endpoint.url, "endpointModel": "m", "endpointProject": "place"}})
         prefix = "local Module = require(game.ReplicatedStorage."
         uri = open_doc(vscode, TARGET, prefix)
         result = await vscode.text_document_completion_async(types.CompletionParams(
@@ -68,43 +48,19 @@ async def test_completion_from_an_endpoint(vscode: LanguageClient):  # noqa: F81
         assert result is not None and [i.text_edit.new_text for i in result.items] == ["Shared"]
         assert result.items[0].detail.startswith("luaguard endpoint m (guarded)")
         assert not result.items[0].data["demonstration"]
-        assert seen[0]["prompt"] == prefix and seen[0]["vllm_xargs"]["luaguard_project"] == "place"
-        assert seen[0]["vllm_xargs"]["luaguard_file"] == "src/server/Services/CombatService.luau"
-    finally:
-        srv.shutdown()
+        assert endpoint.bodies[0]["prompt"] == prefix and endpoint.bodies[0]["vllm_xargs"]["luaguard_project"] == "place"
+        assert endpoint.bodies[0]["vllm_xargs"]["luaguard_file"] == "src/server/Services/CombatService.luau"
 
 
 async def test_endpoint_completion_without_a_project_is_not_labelled_guarded(vscode: LanguageClient):  # noqa: F811
     """With ``endpointProject`` empty no luaguard keys are sent, so the server guards nothing:
     the item says "unguarded"."""
-    import json
-    import threading
-    from http.server import BaseHTTPRequestHandler, HTTPServer
-
-    seen: list[dict] = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self):  # noqa: N802
-            seen.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-            data = json.dumps({"choices": [{"text": "Shared", "logprobs": {"token_logprobs": [-0.05]}}]}).encode()
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, *a):
-            pass
-
-    srv = HTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    try:
+    with completion_endpoint(completion_reply("Shared", [-0.05])) as endpoint:
         await start(vscode, PLACE, settings={"completion": {
-            "endpoint": f"http://127.0.0.1:{srv.server_port}/v1", "endpointModel": "m"}})
+            "endpoint": endpoint.url, "endpointModel": "m"}})
         prefix = "local Module = require(game.ReplicatedStorage."
         uri = open_doc(vscode, TARGET, prefix)
         result = await vscode.text_document_completion_async(types.CompletionParams(
             text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(0, len(prefix))))
         assert result is not None and result.items[0].detail.startswith("luaguard endpoint m (unguarded)")
-        assert "vllm_xargs" not in seen[0]
-    finally:
-        srv.shutdown()
+        assert "vllm_xargs" not in endpoint.bodies[0]

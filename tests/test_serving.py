@@ -5,16 +5,14 @@ language server's completion endpoint client against a local HTTP server."""
 
 from __future__ import annotations
 
-import json
 import sys
-import threading
 import types
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from endpoint_standin import completion_endpoint
 
 from luaguard.serving.config import ConfigError, GuardRequest, ProjectRegistry, XArgsError, parse_xargs
 
@@ -248,43 +246,10 @@ def test_a_project_that_breaks_keeps_its_last_good_index(vllm_processor, tmp_pat
 
 
 # -- the language server's completion endpoint ------------------------------------------------
-class _Handler(BaseHTTPRequestHandler):
-    answers: list = []
-    seen: list = []
-    models: dict | None = None  # GET /v1/models (None: 404)
-
-    def do_GET(self):  # noqa: N802
-        _Handler.seen.append((self.path, None))
-        data = json.dumps(_Handler.models or {}).encode()
-        self.send_response(200 if _Handler.models is not None else 404)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def do_POST(self):  # noqa: N802
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        _Handler.seen.append((self.path, body))
-        code, payload = _Handler.answers.pop(0)
-        data = json.dumps(payload).encode()
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *a):
-        pass
-
-
 @pytest.fixture()
 def http_server():
-    srv = HTTPServer(("127.0.0.1", 0), _Handler)
-    th = threading.Thread(target=srv.serve_forever, daemon=True)
-    th.start()
-    _Handler.answers, _Handler.seen, _Handler.models = [], [], None
-    yield f"http://127.0.0.1:{srv.server_port}/v1"
-    srv.shutdown()
+    with completion_endpoint() as endpoint:
+        yield endpoint
 
 
 def test_remote_completion_engine(http_server):
@@ -292,45 +257,45 @@ def test_remote_completion_engine(http_server):
     from luaguard.guard.completion_types import CompletionRequest as RemoteRequest
     from luaguard.serving.client import EndpointError, RemoteCompletionEngine
 
-    s = CompletionSettings(endpoint=http_server, endpoint_model="m", endpoint_project="place")
+    s = CompletionSettings(endpoint=http_server.url, endpoint_model="m", endpoint_project="place")
     eng = RemoteCompletionEngine(s, PLACE)
-    _Handler.answers = [(200, {"choices": [{"text": "Shared", "finish_reason": "stop",
+    http_server.answers[:] = [(200, {"choices": [{"text": "Shared", "finish_reason": "stop",
                                             "logprobs": {"token_logprobs": [-0.1, -0.2]}}]})]
     text = "local x = game.ReplicatedStorage."
     got = eng.complete(RemoteRequest(text=text, offset=len(text), path=str(PLACE / "src/server/Bootstrap.server.luau")))
-    assert _Handler.seen[0] == ("/v1/models", None)  # (no context length: a 404)
-    path, body = _Handler.seen[1]
+    assert http_server.seen[0] == ("/v1/models", None)  # (no context length: a 404)
+    path, body = http_server.seen[1]
     assert path == "/v1/completions" and body["prompt"] == text and body["model"] == "m"
     assert "truncate_prompt_tokens" not in body
     assert got.guarded
     assert body["vllm_xargs"] == {"luaguard": True, "luaguard_project": "place",
                                   "luaguard_file": "src/server/Bootstrap.server.luau"}
     assert got.text == "Shared" and not got.withheld and 0.8 < got.mean_prob < 0.9
-    _Handler.answers = [(200, {"choices": [{"text": "zz", "logprobs": {"token_logprobs": [-3.0]}}]})]
+    http_server.answers[:] = [(200, {"choices": [{"text": "zz", "logprobs": {"token_logprobs": [-3.0]}}]})]
     assert eng.complete(RemoteRequest(text=text, offset=len(text))).withheld
     # the prompt is cut by the model's tokens, by the server: its context less max_tokens
-    _Handler.models = {"data": [{"id": "other", "max_model_len": 64}, {"id": "m", "max_model_len": 2048}]}
-    _Handler.seen.clear()
+    http_server.models = {"data": [{"id": "other", "max_model_len": 64}, {"id": "m", "max_model_len": 2048}]}
+    http_server.seen.clear()
     long = "-- filler line\n" * 4000 + text
-    _Handler.answers = [(200, {"choices": [{"text": "Shared", "logprobs": {"token_logprobs": [-0.1]}}],
+    http_server.answers[:] = [(200, {"choices": [{"text": "Shared", "logprobs": {"token_logprobs": [-0.1]}}],
                                "usage": {"prompt_tokens": 2048 - 48}})]
     got = eng.complete(RemoteRequest(text=long, offset=len(long), max_tokens=48))
-    body = _Handler.seen[-1][1]
+    body = http_server.seen[-1][1]
     assert body["truncate_prompt_tokens"] == 2048 - 48 and body["truncation_side"] == "left"
     assert body["prompt"].endswith(text) and len(body["prompt"]) == (2048 - 48) * 16 and got.truncated_prompt
-    _Handler.seen.clear()
-    _Handler.answers = [(200, {"choices": [{"text": "x"}], "usage": {"prompt_tokens": 9}})]
+    http_server.seen.clear()
+    http_server.answers[:] = [(200, {"choices": [{"text": "x"}], "usage": {"prompt_tokens": 9}})]
     assert not eng.complete(RemoteRequest(text=text, offset=len(text), max_tokens=48)).truncated_prompt
-    assert [p for p, _b in _Handler.seen] == ["/v1/completions"]  # (the context length is asked once)
+    assert [p for p, _b in http_server.seen] == ["/v1/completions"]  # (the context length is asked once)
     # no project named: nothing is guarded, and the answer says so
-    plain = RemoteCompletionEngine(CompletionSettings(endpoint=http_server, endpoint_model="m"), PLACE)
-    _Handler.answers = [(200, {"choices": [{"text": "x"}]})]
+    plain = RemoteCompletionEngine(CompletionSettings(endpoint=http_server.url, endpoint_model="m"), PLACE)
+    http_server.answers[:] = [(200, {"choices": [{"text": "x"}]})]
     assert not plain.complete(RemoteRequest(text=text, offset=len(text))).guarded
-    assert "vllm_xargs" not in _Handler.seen[-1][1]
-    _Handler.answers = [(400, {"error": {"message": "unknown luaguard_project 'place'"}})]
+    assert "vllm_xargs" not in http_server.seen[-1][1]
+    http_server.answers[:] = [(400, {"error": {"message": "unknown luaguard_project 'place'"}})]
     with pytest.raises(EndpointError, match="HTTP 400: unknown luaguard_project"):
         eng.complete(RemoteRequest(text=text, offset=len(text)))
-    _Handler.answers = [(200, {"nope": 1})]
+    http_server.answers[:] = [(200, {"nope": 1})]
     with pytest.raises(EndpointError, match="no choices"):
         eng.complete(RemoteRequest(text=text, offset=len(text)))
     dead = RemoteCompletionEngine(CompletionSettings(endpoint="http://127.0.0.1:9/v1"), PLACE)

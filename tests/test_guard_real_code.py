@@ -29,6 +29,7 @@ from luaguard.engine import Engine
 from luaguard.guard.matcher import project_guard
 from luaguard.guard.model import _load_tokenizer, default_model_path
 from luaguard.guard.token_bytes import token_table
+from project_files import write_files
 
 
 def _tokenizers():
@@ -104,13 +105,6 @@ def test_guard_accepts_the_sample_place(tokenizers):
 
 
 # -- snippets that need a project ------------------------------------------------------------
-def _write(root: Path, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text, encoding="utf-8")
-
-
 PROJECT = {
     "default.project.json": json.dumps({"name": "game", "tree": {
         "$className": "DataModel",
@@ -197,7 +191,7 @@ PROJECT = {
 @pytest.fixture(scope="module")
 def project_dir(tmp_path_factory):
     root = tmp_path_factory.mktemp("real_code_project")
-    _write(root, PROJECT)
+    write_files(root, PROJECT)
     return root
 
 

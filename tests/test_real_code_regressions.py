@@ -10,7 +10,6 @@ which reads :data:`VALID` from here.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ import pytest
 from luaguard.cli import main
 from luaguard.engine import Engine
 from luaguard.findings import Severity
+from project_files import rojo_project, write_files
 
 #: valid Luau (the reference compiler accepts each) on which neither mode reports anything
 VALID: dict[str, str] = {
@@ -254,22 +254,11 @@ def test_service_names_are_checked_without_a_project():
 
 
 # -- projects ------------------------------------------------------------------------------
-def _write(root: Path, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text, encoding="utf-8")
-
-
-def _project(tree: dict) -> str:
-    return json.dumps({"name": "game", "tree": {"$className": "DataModel", **tree}})
-
-
 def test_template_scripts_leave_script_parent_open(tmp_path):
     """Roblox does not run a LocalScript under ServerScriptService, nor a Script with the
     Legacy run context under ServerStorage: such scripts are templates cloned elsewhere."""
-    _write(tmp_path, {
-        "default.project.json": _project({
+    write_files(tmp_path, {
+        "default.project.json": rojo_project({
             "ServerScriptService": {"$path": "src/server"},
             "ServerStorage": {"$path": "src/storage"},
         }),
@@ -287,8 +276,8 @@ def test_template_scripts_leave_script_parent_open(tmp_path):
 
 
 def test_wally_dependencies_are_open_names_beside_the_package(tmp_path):
-    _write(tmp_path, {
-        "default.project.json": _project({"ReplicatedStorage": {"Packages": {"$path": "Packages"}}}),
+    write_files(tmp_path, {
+        "default.project.json": rojo_project({"ReplicatedStorage": {"Packages": {"$path": "Packages"}}}),
         "Packages/Net/init.luau": "local Signal = require(script.Parent.Signal)\nlocal Bad = require(script.Parent.Nope)\n",
         "Packages/Net/wally.toml": "[package]\nname = \"me/net\"\n\n[dependencies]\nSignal = \"me/signal@1.0.0\"\n",
     })
@@ -299,8 +288,8 @@ def test_wally_dependencies_are_open_names_beside_the_package(tmp_path):
 
 
 def test_files_outside_the_datamodel_get_api_findings_as_warnings(tmp_path):
-    _write(tmp_path, {
-        "default.project.json": _project({"ServerScriptService": {"$path": "src/server"}}),
+    write_files(tmp_path, {
+        "default.project.json": rojo_project({"ServerScriptService": {"$path": "src/server"}}),
         "src/server/Main.server.luau": "local x = 1\n",
         "scripts/build.luau": 'local fs = game:GetService("FileSystemThing")\n',
     })
@@ -311,8 +300,8 @@ def test_files_outside_the_datamodel_get_api_findings_as_warnings(tmp_path):
 
 
 def test_file_walk_checks_mapped_packages_folders_and_skips_wally_and_npm(tmp_path, capsys):
-    _write(tmp_path, {
-        "default.project.json": _project({
+    write_files(tmp_path, {
+        "default.project.json": rojo_project({
             "ReplicatedFirst": {"$path": "src/first"},
             "ReplicatedStorage": {"Packages": {"$path": "Packages"}},
         }),
@@ -339,7 +328,7 @@ def test_file_walk_checks_mapped_packages_folders_and_skips_wally_and_npm(tmp_pa
 
 
 def test_zero_files_is_said_and_non_luau_files_are_skipped_with_a_note(tmp_path, capsys, monkeypatch):
-    _write(tmp_path, {"default.project.json": _project({}), "README.md": "# hello\n"})
+    write_files(tmp_path, {"default.project.json": rojo_project({}), "README.md": "# hello\n"})
     monkeypatch.chdir(tmp_path)
     assert main(["check"]) == 2
     err = capsys.readouterr().err

@@ -16,21 +16,11 @@ from pathlib import Path
 from luaguard.engine import Engine
 from luaguard.findings import Severity
 from luaguard.guard.paths import KIND_DOT, KIND_LOOKUP, PathSpace
-
-
-def _write(root: Path, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text, encoding="utf-8")
-
-
-def _project(tree: dict) -> str:
-    return json.dumps({"name": "game", "tree": {"$className": "DataModel", **tree}})
+from project_files import rojo_project, write_files
 
 
 # (folders synced from a directory are closed: Rojo removes what the files do not describe)
-PLACE = _project({
+PLACE = rojo_project({
     "ReplicatedStorage": {
         "$className": "ReplicatedStorage",
         "Shared": {"$path": "src/shared"},
@@ -53,7 +43,7 @@ def place(tmp_path: Path, files: dict[str, str]) -> Engine:
             "src/templates/Sword.model.json": json.dumps({"ClassName": "Tool"}),
             "src/server/Main.server.luau": "print('main')\n", "src/client/Hello.client.luau": "print('hi')\n"}
     base.update(files)
-    _write(tmp_path, base)
+    write_files(tmp_path, base)
     return Engine(tmp_path)
 
 
@@ -262,7 +252,7 @@ def test_code_loaded_by_asset_id_may_create_service_children(tmp_path):
 def test_npm_packages_and_empty_path_directories_are_open(tmp_path):
     (tmp_path / "vendor" / "Lib").mkdir(parents=True)  # a git submodule not checked out
     engine = place(tmp_path, {
-        "default.project.json": _project({
+        "default.project.json": rojo_project({
             "ReplicatedStorage": {
                 "$className": "ReplicatedStorage",
                 "Game": {"$path": "game"},

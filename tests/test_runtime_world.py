@@ -195,6 +195,22 @@ def test_disabled_scripts_and_the_modules_inside_templates(tmp_path):
         assert errors(engine, rel) == [], rel
 
 
+def test_a_template_module_finds_its_siblings_on_its_clone(tmp_path):
+    """A module inside a tool kept in ServerStorage runs in a clone of the tool: the siblings it
+    had where it stands come along (no warning), a near miss of one is a warning naming it."""
+    engine = place(tmp_path, {
+        "src/storage/Launcher/init.meta.json": json.dumps({"className": "Tool"}),
+        "src/storage/Launcher/Settings.model.json": json.dumps({"ClassName": "Configuration"}),
+        "src/storage/Launcher/Run.server.luau": "local tool = script.Parent\n",
+        "src/storage/Launcher/Aim.luau": "local cfg = script.Parent.Settings\nreturn cfg\n",
+    })
+    rel = "src/storage/Launcher/Aim.luau"
+    assert findings(engine, rel) == []
+    near = findings(engine, rel, "local cfg = script.Parent.Setings\nreturn cfg\n")
+    assert [(f.rule, f.severity) for f in near] == [("likely_unknown_instance", Severity.WARNING)]
+    assert "Did you mean 'Settings'?" in near[0].message
+
+
 def test_a_script_gets_children_on_its_clone(tmp_path):
     engine = place(tmp_path, {
         "src/server/Fly.client.luau": "local speed = script.Speed.Value\n",

@@ -29,7 +29,7 @@ from ..findings import Finding, Severity
 from ..fuzzy import best_fix, rank
 from ..project.tree import Instance, is_identifier
 from .base import CheckContext
-from .resolve import Miss, resolver_for
+from .resolve import Miss, clone_site_template, resolver_for
 
 UNKNOWN_INSTANCE = "unknown_instance"
 UNKNOWN_SERVICE = "unknown_service"
@@ -69,6 +69,14 @@ class InstancePathCheck:
         ranked = rank(miss.name, candidates)
         where = _describe(parent)
         if miss.kind == "open_child":
+            template = clone_site_template(parent)
+            if template is not None and template.parent is not None:
+                # the template's siblings where it stands travel with it as a rule (a tool's
+                # scripts and values are cloned into the tool together)
+                siblings = [c.name for c in template.parent.all_children() if c is not template]
+                if miss.name in siblings:
+                    return None
+                ranked = rank(miss.name, siblings)
             near = [(c, sc) for c, sc in ranked if sc >= TYPO_SCORE or (len(miss.name) >= 3 and OSA.distance(miss.name.lower(), c.lower()) <= 1)]
             listing = ""
             if not near:

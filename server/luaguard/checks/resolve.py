@@ -760,6 +760,17 @@ def _clone_site(script: Instance) -> Instance:
     return site
 
 
+def clone_site_template(site: Instance) -> Instance | None:
+    """The template script whose clone site ``site`` is (see :func:`_clone_site`), or
+    ``None`` for any other node."""
+    if site.class_name != "<template site>":
+        return None
+    for script, known in _CLONE_SITES.values():
+        if known is site:
+            return script
+    return None
+
+
 def resolver_for(ctx) -> Resolver | None:
     """The file's :class:`Resolver`, built once per lint run and shared by the checks
     (``None`` when the file has no AST).  Every path look-up of the file is evaluated,

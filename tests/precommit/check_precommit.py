@@ -46,6 +46,12 @@ def pre_commit(cwd: Path, *args: str) -> subprocess.CompletedProcess:
 @pytest.fixture(scope="module")
 def hooks_repo() -> tuple[Path, str]:
     """This checkout as a hooks repository: ``(path, commit)``."""
+    return snapshot_checkout()
+
+
+def snapshot_checkout() -> tuple[Path, str]:
+    """Commit this checkout's files (committed or not) to ``$LUAGUARD_PRECOMMIT_CACHE/luaguard-src``
+    with fixed author and dates; returns ``(path, commit)``."""
     src = CACHE / "luaguard-src"
     if src.exists():
         shutil.rmtree(src)

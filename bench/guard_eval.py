@@ -35,7 +35,7 @@ Run: ``python bench/guard_eval.py`` (default model, 220 prompts, 32 new tokens),
 for a small run, ``--model DIR`` for another local model, ``--json FILE`` to save figures.
 
 ``--model-config NAME [--device cuda]`` is a timing-only run at a production shape: a model of
-that shape (:data:`MODEL_SHAPES`: Qwen2.5-Coder 0.5B, 1.5B and 7B, and ``tiny-151k`` for a quick
+that shape (:data:`MODEL_SHAPES`: Qwen2.5-Coder 0.5B, 1.5B, 3B and 7B, and ``tiny-151k`` for a quick
 check) with random weights on the device (bf16 on CUDA, fp32 on CPU), Qwen2.5's real
 tokenizer (tests/real_tokenizers.py) and ``GuardLogitsProcessor`` with the sample place's guard
 (``Guard.for_model`` of the engine's contract); ``transformers``' greedy ``generate`` of
@@ -59,6 +59,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "bench"))
+from model_speed import ARCHS  # noqa: E402  (the Qwen2.5-Coder shapes)
 SAMPLES = ROOT / "samples" / "place"
 
 _PATH_SITE = re.compile(r'(?:\bgame\.|\bworkspace\.|\bscript\.|\.Parent\.|:GetService\("|:WaitForChild\("|:FindFirstChild\("|\[")')
@@ -138,10 +140,7 @@ def pct(values: list[float], q: float) -> float:
 #: model shapes for ``--model-config`` (the architecture of the public Qwen2.5-Coder configs;
 #: weights are random)
 MODEL_SHAPES = {
-    "qwen2.5-coder-0.5b": dict(hidden_size=896, intermediate_size=4864, num_hidden_layers=24, num_attention_heads=14,
-                               num_key_value_heads=2, vocab_size=151936, tie_word_embeddings=True),
-    "qwen2.5-coder-1.5b": dict(hidden_size=1536, intermediate_size=8960, num_hidden_layers=28, num_attention_heads=12,
-                               num_key_value_heads=2, vocab_size=151936, tie_word_embeddings=True),
+    **ARCHS,  # 0.5B, 1.5B, 3B (bench/model_speed.py)
     "qwen2.5-coder-7b": dict(hidden_size=3584, intermediate_size=18944, num_hidden_layers=28, num_attention_heads=28,
                              num_key_value_heads=4, vocab_size=152064, tie_word_embeddings=False),
     "tiny-151k": dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=2,

@@ -15,12 +15,12 @@ parent (its call sites in the file bind them), a table field holding an instance
 
 from __future__ import annotations
 
-import bisect
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..luau import ast as A
 from ..project.tree import Instance
+from ..text import LineIndex
 
 _CHILD_LISTS = frozenset({"GetChildren", "GetDescendants"})
 _ITERATORS = frozenset({"pairs", "ipairs"})
@@ -141,15 +141,10 @@ def extract_facts(chunk, text: str, resolver, rel: str) -> FileFacts:
     """The :class:`FileFacts` of one parsed file.  ``resolver`` is a
     :class:`~luaguard.checks.resolve.Resolver` for the file that knows no run-time names
     (what the project files alone say)."""
-    starts = [0]
-    find = text.find
-    i = find("\n")
-    while i >= 0:
-        starts.append(i + 1)
-        i = find("\n", i + 1)
+    lines = LineIndex(text)
 
-    def line_of(offset: int) -> int:
-        return bisect.bisect_right(starts, offset)
+    def line_of(offset: int) -> int:  # 1-based
+        return lines.line_of(offset) + 1
 
     value = resolver.value
     by_call: dict[int, _Handle] = {}

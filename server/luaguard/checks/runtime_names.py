@@ -179,10 +179,10 @@ class RuntimeNames:
         self.version += 1
         if self._world is not None:
             self._world.forget(path)
-        self._union = None  # (carries the world's version: rebuilt on any change)
         new = self._effective(path)
         if old == new:
-            return
+            return  # the same names: the union stands (the world it carries is updated in place)
+        self._union = None
         counts = self._counts
         if counts is None:
             return
@@ -203,7 +203,7 @@ class RuntimeNames:
         (:class:`WorldNames`): pass it wherever run-time names are taken (the linter's
         resolver, the guard's path space) and they follow the same scoped rule."""
         if self._union is None:
-            self._union = WorldNames(self._counter(), self.world(), self.version)
+            self._union = WorldNames(self._counter(), self.world())
         return self._union  # type: ignore[return-value]
 
     def view(self) -> "NamesView":
@@ -266,9 +266,8 @@ class NamesView:
     carrying the run-time world (``world``, ``None`` for names only) and the file's own
     facts (``own``: a :class:`~luaguard.checks.runtime_world.OwnFacts` or ``None``).
 
-    ``in`` answers "does some script name it" (the unscoped pool);
-    :meth:`verdict` and :meth:`names_under` answer the scoped question "may code create
-    it *there*" (see :mod:`.runtime_world`)."""
+    ``in`` answers "does some script name it" (the unscoped pool); :func:`scoped_verdict`
+    answers the scoped question "may code create it *there*" (see :mod:`.runtime_world`)."""
 
     __slots__ = ("_counts", "_extra", "world", "own")
 
@@ -295,14 +294,6 @@ class NamesView:
         """This view plus ``extra`` (and the file's own facts ``own``)."""
         return NamesView(self._counts, extra, self.world, own)
 
-    def verdict(self, node, name: str):
-        """See :meth:`~luaguard.checks.runtime_world.RuntimeWorld.verdict`."""
-        return scoped_verdict(self, node, name)
-
-    def names_under(self, node) -> set[str]:
-        """See :meth:`~luaguard.checks.runtime_world.RuntimeWorld.names_under`."""
-        return scoped_names_under(self, node)
-
 
 class WorldNames(frozenset):
     """The pool as a frozenset (``in``, iteration, set algebra as before) carrying the
@@ -312,10 +303,9 @@ class WorldNames(frozenset):
     against a plain set, equal when the names are (caches keyed on run-time names also
     compare the type: scoped and unscoped names do not mix)."""
 
-    def __new__(cls, names: Iterable[str], world=None, version: int = 0, own=None):
+    def __new__(cls, names: Iterable[str], world=None, own=None):
         obj = super().__new__(cls, names)
         obj.world = world
-        obj.version = version
         obj.own = own
         return obj
 
@@ -332,13 +322,10 @@ class WorldNames(frozenset):
     def with_own(self, own) -> "WorldNames":
         """These names plus the file's own facts ``own`` (its literal names included)."""
         extra = own.names if own is not None else frozenset()
-        return WorldNames(frozenset.union(self, extra), self.world, self.version, own)
+        return WorldNames(frozenset.union(self, extra), self.world, own)
 
     def verdict(self, node, name: str):
         return scoped_verdict(self, node, name)
-
-    def names_under(self, node) -> set[str]:
-        return scoped_names_under(self, node)
 
 
 def scoped_verdict(names, node, name: str):
@@ -352,10 +339,3 @@ def scoped_verdict(names, node, name: str):
         return Verdict(CREATED, "a script names it") if name in names else None
     return world.verdict(node, name, getattr(names, "own", None))
 
-
-def scoped_names_under(names, node) -> set[str]:
-    """``names.names_under(node)`` for any run-time names object (see :func:`scoped_verdict`)."""
-    world = getattr(names, "world", None)
-    if world is None:
-        return set(names)
-    return world.names_under(node, getattr(names, "own", None))

@@ -155,7 +155,7 @@ class RuntimeWorld:
         if got is None:
             search = _mention_pattern(name).search
             text = self._text
-            got = frozenset(p for p in self._creators if name in text(p) and search(text(p)))
+            got = frozenset(p for p in self._creators if name in (t := text(p)) and search(t))
             self._by_mention[name] = got
         return got
 
@@ -171,7 +171,7 @@ class RuntimeWorld:
             moving = _moving_pattern(name)
             text = self._text
             paths = {p for p in self._by_name.get(name, ())
-                     if naming.search(text(p)) or _DYNAMIC_NAME.search(text(p))}
+                     if naming.search(t := text(p)) or _DYNAMIC_NAME.search(t)}
             paths.update(p for p in self.mentioning(name) if moving.search(text(p)))
             got = self._naming[name] = frozenset(paths)
         return got

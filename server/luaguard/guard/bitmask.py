@@ -217,7 +217,7 @@ def apply_mask_(row, mask) -> None:
     size banned) with ``mask``'s packed words (made once per mask, and once per device)."""
     width = row.shape[-1]
     words = mask.packed()
-    if _c_apply_bits is not None and _fast_cpu(row.unsqueeze(0)):
+    if _fast_cpu(row.unsqueeze(0)):
         _c_apply_bits(row.detach().numpy().reshape(1, width), words.reshape(1, -1), _ZERO, _ZERO)
         return
     got = mask._tensors.get(row.device)

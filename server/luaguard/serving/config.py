@@ -190,13 +190,14 @@ class ServedProject:
         (``None``: not given) on the current index."""
         return self.engine().guard_contract(rel)
 
-    def guard(self, tokenizer, vocab_size: int | None, rel: str | None = None):
+    def guard(self, tokenizer, vocab_size: int | None, rel: str | None = None, contract=None):
         """The guard of ``tokenizer`` (logits width ``vocab_size``) for the file ``rel`` on
-        the current index: :func:`~luaguard.guard.matcher.project_guard` of its contract."""
+        the current index: :func:`~luaguard.guard.matcher.project_guard` of its contract
+        (``contract``: the one the caller already took from :meth:`contract`)."""
         from ..guard.matcher import project_guard
         from ..guard.token_bytes import token_table
 
-        return project_guard(token_table(tokenizer, vocab_size), self.contract(rel))
+        return project_guard(token_table(tokenizer, vocab_size), contract if contract is not None else self.contract(rel))
 
     def scripts(self, rel: str | None) -> list:
         """The instances of the project file ``rel`` (empty when not given or not mapped)."""

@@ -208,9 +208,10 @@ class LuaguardLogitsProcessor(LogitsProcessor, _V2LogitsProcessor):
             return None
         project = self.registry().require(req.project)
         tok = self.tokenizer()
-        guard = project.guard(tok, self._vocab, req.file)
+        contract = project.contract(req.file)  # once: the guard and the scripts from one index
+        guard = project.guard(tok, self._vocab, contract=contract)
         prompt = req.prompt if req.prompt is not None else tok.decode(list(prompt_ids or ()))
-        return _Row(guard, guard.start(prompt, scripts=project.scripts(req.file)), output_ids)
+        return _Row(guard, guard.start(prompt, scripts=list(contract.scripts)), output_ids)
 
     def apply(self, logits: torch.Tensor, ctx: Any = None) -> torch.Tensor:
         if not self.rows or self.duplicate or self.v2:

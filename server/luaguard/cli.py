@@ -802,7 +802,9 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     try:
         from .agents.mcp_server import build_server
     except ImportError as exc:
-        raise UsageError(f"luaguard mcp needs the MCP SDK: pip install 'luaguard[mcp]' ({exc})") from None
+        from .install import extra_command
+
+        raise UsageError(f"luaguard mcp needs the MCP SDK (luaguard's mcp extra): {extra_command('mcp')} ({exc})") from None
     err = lambda msg: print(msg, file=sys.stderr)  # noqa: E731
     engine = make_engine(args, err)
     build_server(engine, extra_tool_files=tuple(args.tools or ())).run()
@@ -819,7 +821,9 @@ def cmd_mcp_proxy(args: argparse.Namespace) -> int:
     try:
         from .agents.proxy import build_proxy, run_stdio
     except ImportError as exc:
-        raise UsageError(f"luaguard mcp-proxy needs the MCP SDK: pip install 'luaguard[mcp]' ({exc})") from None
+        from .install import extra_command
+
+        raise UsageError(f"luaguard mcp-proxy needs the MCP SDK (luaguard's mcp extra): {extra_command('mcp')} ({exc})") from None
     from .toolcalls.schemas import ToolSchemaError
 
     err = lambda msg: print(msg, file=sys.stderr)  # noqa: E731

@@ -200,10 +200,13 @@ def test_github_errors_first_summary_line_and_job_summary(repo, capsys, monkeypa
     md = summary.read_text()
     assert md.startswith("earlier step output\n## luaguard: 12 errors, 13 warnings in 1 of 2 files\n")  # appended
     assert "2 errors and 3 warnings of these 25 findings are not shown on the files" in md
-    assert "| error | `unknown_service` | 12 | 12 |" in md and "| warning | `deprecated_api` | 13 |  |" in md
-    rows = [x for x in md.splitlines() if x.startswith(("| error | [", "| warning | ["))]
-    assert len(rows) == 25 and rows[0].startswith("| error | [src/server/Main.server.luau:14:")
-    assert "](https://github.com/owner/game/blob/abc123/src/server/Main.server.luau#L14)" in rows[0]
+    assert "| error | `unknown_service` | 12 | 12 with `--fix` |" in md
+    assert "| warning | `deprecated_api` | 13 | 13 with `--fix --unsafe-fixes` |" in md
+    rows = [x for x in md.splitlines() if x.startswith("- **")]
+    assert len(rows) == 25 and rows[0].startswith("- **error** `unknown_service` [src/server/Main.server.luau:14:")
+    assert rows[-1].startswith("- **warning** `deprecated_api` [src/server/Main.server.luau:13:1]")
+    assert "](https://github.com/owner/game/blob/abc123/src/server/Main.server.luau#L14): " in rows[0]
+    assert rows[0].endswith("<br>fix: Replace 'Playerz' with 'Players'")
     # without $GITHUB_STEP_SUMMARY the line says where the rest are
     monkeypatch.delenv("GITHUB_STEP_SUMMARY")
     _, out, _ = run(capsys, "check", "--format", "github")
@@ -223,8 +226,8 @@ def test_step_summary_escapes_and_stays_under_githubs_limit(monkeypatch):
                 "'a|b' <script>x</script> *bold* `code`\nnext", file="x.luau")
     md = github_step_summary([f], lambda f: "src/x y.luau", 1, env={})
     row = md.splitlines()[-1]
-    assert row == ("| error | `src/x y.luau:1:1` | `unknown_instance` | "
-                   "'a\\|b' \\<script\\>x\\</script\\> \\*bold\\* \\`code\\`<br>next |")
+    assert row == ("- **error** `unknown_instance` src/x y.luau:1:1: "
+                   "'a\\|b' \\<script\\>x\\</script\\> \\*bold\\* \\`code\\`<br>next")
     monkeypatch.setattr(O, "STEP_SUMMARY_BYTES", 2000)
     md = github_step_summary([f] * 50, lambda f: "x.luau", 1, env={})
     assert len(md.encode()) < 2100 and md.rstrip().endswith("or use `--format sarif` for code scanning.")

@@ -132,8 +132,8 @@ def github_summary_line(findings: Sequence[Finding], files: int, *, summary_file
 
 
 def _md(s: str) -> str:
-    """``s`` as Markdown text in a table cell: Markdown and HTML characters escaped, line
-    breaks as ``<br>``."""
+    """``s`` as Markdown inline text: Markdown and HTML characters escaped, line breaks as
+    ``<br>``."""
     out = []
     for c in s:
         if c in "\\`*_[]<>|#~":
@@ -150,8 +150,8 @@ def _md(s: str) -> str:
 def github_step_summary(findings: Sequence[Finding], path_of: Callable[[Finding], str], files: int,
                         *, scope: str = "", env: dict | None = None) -> str:
     """The Markdown job summary (GitHub's ``$GITHUB_STEP_SUMMARY``): a heading with the
-    counts, how many annotations GitHub shows, a table by rule, then every finding (errors
-    first) with a link to its line when ``GITHUB_SERVER_URL``, ``GITHUB_REPOSITORY`` and
+    counts, how many annotations GitHub shows, a table by rule, then every finding as a list
+    item (errors first) with a link to its line when ``GITHUB_SERVER_URL``, ``GITHUB_REPOSITORY`` and
     ``GITHUB_SHA`` are set; listing stops before :data:`STEP_SUMMARY_BYTES`, saying how many
     were left out."""
     from collections import Counter
@@ -171,14 +171,17 @@ def github_step_summary(findings: Sequence[Finding], path_of: Callable[[Finding]
                  f"step: " + " and ".join(f"{n:,} {s.label}{'s' if n != 1 else ''}" for n, s in hidden)
                  + f" of these {len(findings):,} findings are not shown on the files. All are listed below.", ""]
     rules = Counter((f.severity, f.rule) for f in findings)
-    fixable = Counter(f.rule for f in findings if f.fix is not None and f.fix.safe)
-    head += ["| severity | rule | findings | fixable with `--fix` |", "|---|---|--:|--:|"]
+    safe = Counter(f.rule for f in findings if f.fix is not None and f.fix.safe)
+    unsafe = Counter(f.rule for f in findings if f.fix is not None and not f.fix.safe)
+    head += ["| severity | rule | findings | fixable |", "|---|---|--:|---|"]
     for (sev, rule), n in sorted(rules.items(), key=lambda kv: (kv[0][0], -kv[1], kv[0][1])):
-        head.append(f"| {sev.label} | `{rule}` | {n:,} | {fixable[rule] or ''} |")
+        fixes = ([f"{safe[rule]:,} with `--fix`"] if safe[rule] else []) + \
+                ([f"{unsafe[rule]:,} with `--fix --unsafe-fixes`"] if unsafe[rule] else [])
+        head.append(f"| {sev.label} | `{rule}` | {n:,} | {', '.join(fixes)} |")
     base = None
     if env.get("GITHUB_SERVER_URL") and env.get("GITHUB_REPOSITORY") and env.get("GITHUB_SHA"):
         base = f"{env['GITHUB_SERVER_URL'].rstrip('/')}/{env['GITHUB_REPOSITORY']}/blob/{env['GITHUB_SHA']}/"
-    body = ["", "| | file | rule | message |", "|---|---|---|---|"]
+    body = ["", "### Every finding, errors first", ""]
     size = sum(len(x) + 1 for x in head + body)
     icon = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFORMATION: "note", Severity.HINT: "hint"}
     listed = 0
@@ -186,12 +189,11 @@ def github_step_summary(findings: Sequence[Finding], path_of: Callable[[Finding]
     for f in ordered:
         path = path_of(f)
         where = f"{path}:{f.range.start.line + 1}:{f.range.start.character + 1}"
-        cell = f"[{_md(where)}]({base}{quote(path)}#L{f.range.start.line + 1})" if base and not path.startswith("/") else f"`{where.replace('`', '')}`"
-        message = f.message
+        cell = f"[{_md(where)}]({base}{quote(path)}#L{f.range.start.line + 1})" if base and not path.startswith("/") else _md(where)
+        row = f"- **{icon[f.severity]}** `{f.rule}` {cell}: {_md(f.message)}"
         if f.fix is not None:
-            message += f"\nfix{'' if f.fix.safe else ' (unsafe)'}: {f.fix.title or f.fix.new_text}"
-        row = f"| {icon[f.severity]} | {cell} | `{f.rule}` | {_md(message)} |"
-        if size + len(row.encode("utf-8")) + 1 > STEP_SUMMARY_BYTES:
+            row += f"<br>fix{'' if f.fix.safe else ' (unsafe)'}: {_md(f.fix.title or f.fix.new_text)}"
+        if size + len(row.encode("utf-8")) + 1 > STEP_SUMMARY_BYTES - 200:  # (room for the closing note)
             break
         body.append(row)
         size += len(row.encode("utf-8")) + 1

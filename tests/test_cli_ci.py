@@ -94,7 +94,9 @@ def test_github_annotations_relative_to_the_repository_root(project, capsys, mon
     monkeypatch.chdir(project / "src")  # anywhere inside the repository
     code, out, _ = run(capsys, "check", "--format", "github")
     lines = out.splitlines()
-    assert len(lines) == 5 and code == 1  # one per finding, nothing else on stdout
+    assert len(lines) == 6 and code == 1  # one per finding, errors first, then one summary line
+    assert lines[-1] == "luaguard: 3 errors, 2 warnings in 1 of 2 files."
+    assert [x.split(" ", 1)[0] for x in lines[:5]] == ["::error"] * 3 + ["::warning"] * 2
     svc = next(line for line in lines if "unknown_service" in line)
     col = BAD.index('"Playerz"') + 1
     assert svc == (f"::error file=game/src/server/Main.server.luau,line=1,col={col},endLine=1,endColumn={col + 9},"

@@ -121,6 +121,19 @@ def print_stats(stats: Counter, out) -> None:
         print(f"  {rule:<24} {n}", file=out)
 
 
+def exit_status(findings: list[Finding], args: argparse.Namespace, err: Callable[[str], None]) -> int:
+    """1 when an error is reported or, with ``--max-warnings N``, more than N warnings;
+    ``--exit-zero`` makes it 0."""
+    status = EXIT_FINDINGS if any(f.severity is Severity.ERROR for f in findings) else EXIT_OK
+    limit = getattr(args, "max_warnings", None)
+    if limit is not None:
+        n = sum(1 for f in findings if f.severity is Severity.WARNING)
+        if n > limit:
+            err(f"luaguard: {n} warning{'s' if n != 1 else ''}, more than --max-warnings {limit}")
+            status = EXIT_FINDINGS
+    return EXIT_OK if getattr(args, "exit_zero", False) else status
+
+
 # -- commands -----------------------------------------------------------------------
 #: ``--diff`` given without a value (``luaguard check --fix --diff``): print the fixes as a diff
 SHOW_FIX_DIFF = "\0show-fix-diff"
@@ -197,7 +210,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     err = lambda msg: print(msg, file=sys.stderr)  # noqa: E731
     show_diff = _fix_diff_option(args)
     if args.diff is not None:
-        for flag, on in (("--baseline", args.baseline), ("--unsafe-fixes", args.unsafe_fixes)):
+        for flag, on in (("--baseline", args.baseline), ("--unsafe-fixes", args.unsafe_fixes), ("--since", args.since)):
             if on:
                 raise UsageError(f"--diff FILE (lint a unified diff) cannot be combined with {flag}")
         return _check_diff(args, err)
@@ -205,12 +218,25 @@ def cmd_check(args: argparse.Namespace) -> int:
         raise UsageError("--unsafe-fixes works with --fix (luaguard check --fix --unsafe-fixes)")
     if args.update_baseline and not args.baseline:
         raise UsageError("--update-baseline needs --baseline FILE")
+    if args.since is not None:
+        for flag, on in (("--fix", args.fix), ("--baseline", args.baseline), ("'-' (stdin)", "-" in args.paths)):
+            if on:
+                raise UsageError(f"--since REF (check what changed since REF) cannot be combined with {flag}")
     paths = list(args.paths)
     first = Path(paths[0]) if paths and paths[0] != "-" else None
     engine = make_engine(args, err, first)
     fix = FixOptions(unsafe=args.unsafe_fixes, show_diff=show_diff) if args.fix else None
     checked: list[Checked] = []
     skipped: Counter[str] = Counter()
+    changes = None
+    if args.since is not None:
+        from .vcs import GitError, changes_since
+
+        try:
+            changes = changes_since(args.since, engine.root or Path.cwd())
+        except GitError as exc:
+            raise UsageError(f"--since {args.since}: {exc}") from None
+    since_hidden = 0
     if paths == ["-"]:
         checked.append(_check_stdin(engine, args, fix))
     else:
@@ -225,6 +251,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         else:
             selection = filter_project_files(engine.script_files(), root=engine.root, exclude=engine.settings.exclude)
             unmapped = unmapped_files(engine.root, engine.script_files(), exclude=engine.settings.exclude)
+            if changes is not None:
+                unmapped = [u for u in unmapped if changes.relative(u) in changes.files]
             if unmapped:
                 selection.skipped[SKIP_UNMAPPED] += len(unmapped)
                 where = engine.project.project_file.name if engine.project is not None and engine.project.project_file else "the project"
@@ -241,10 +269,24 @@ def cmd_check(args: argparse.Namespace) -> int:
                 where = engine.project.project_file.name if engine.project is not None and engine.project.project_file else "the project"
                 raise UsageError(f"no Luau files to check: {where} maps no .lua/.luau file" + (f" ({why})" if why else ""))
             err("luaguard: no Luau files to check" + (f" ({why})" if why else ""))
-        for file in selection.files:
-            checked.append(_check_file(engine, file, shown_path(file), fix, err))
+        files = selection.files
+        if changes is not None:
+            files = [f for f in files if changes.relative(f) in changes.files]
+            moved = f" (merge base {changes.base[:10]}: {args.since} has moved on since)" if changes.base != changes.ref_commit else ""
+            err(f"luaguard: {len(files)} of {len(selection.files)} Luau file{'s' if len(selection.files) != 1 else ''} "
+                f"changed since {args.since}{moved}")
+        from .console import file_progress
+
+        with file_progress(len(files), enabled=_stderr_is_terminal()) as advance:
+            for file in files:
+                c = _check_file(engine, file, shown_path(file), fix, err)
+                if changes is not None:
+                    since_hidden += _keep_introduced(engine, c, changes)
+                checked.append(c)
+                advance(c.shown)
     findings = [f for c in checked for f in c.findings]
     hidden = 0
+    scope = f" changed since {args.since}" if args.since is not None else ""
     if args.baseline:
         findings, hidden = _apply_baseline(Path(args.baseline), checked, update=args.update_baseline, err=err)
     if fix is not None and fix.show_diff and paths != ["-"]:
@@ -255,7 +297,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     elif paths == ["-"] and fix is not None:
         _emit(findings, len(checked), args, checked, engine, out=sys.stderr)
     else:
-        _emit(findings, len(checked), args, checked, engine, hidden=hidden)
+        _emit(findings, len(checked), args, checked, engine, hidden=hidden, since_hidden=since_hidden, scope=scope)
         if fix is not None:
             n = sum(c.fixed for c in checked)
             files = sum(1 for c in checked if c.fixed)
@@ -268,7 +310,42 @@ def cmd_check(args: argparse.Namespace) -> int:
             print("files skipped:", file=out)
             for reason, n in sorted(skipped.items(), key=lambda kv: (-kv[1], kv[0])):
                 print(f"  {n:>5}  {reason}", file=out)
-    return EXIT_FINDINGS if any(f.severity is Severity.ERROR for f in findings) else EXIT_OK
+    return exit_status(findings, args, err)
+
+
+def _stderr_is_terminal() -> bool:
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _keep_introduced(engine, c: "Checked", changes) -> int:
+    """``--since``: keep only the findings of ``c`` that its change introduced, judged as
+    ``check --diff`` judges them (:func:`luaguard.introduced.introduced_findings`: the key
+    rule, text and message without line numbers, counted; a file new since the merge base
+    keeps every finding).  Returns how many findings were dropped."""
+    from .introduced import introduced_findings
+    from .text import decode_source
+    from .vcs import GitError
+
+    change = changes.files.get(changes.relative(c.path)) if c.path is not None else None
+    if change is None or c.text is None:
+        return 0
+    try:
+        old = changes.old_bytes(change)
+    except GitError as exc:
+        raise UsageError(f"--since {changes.ref}: {c.shown}: {exc}") from None
+    if old is None:
+        return 0
+    old_text = decode_source(old).text
+    if old_text is None:
+        return 0
+    before = engine.lint_bytes(old, c.shown, count=False)
+    kept = introduced_findings(before, old_text, c.findings, c.text)
+    dropped = len(c.findings) - len(kept)
+    c.findings = kept
+    return dropped
 
 
 @dataclass
@@ -402,31 +479,34 @@ def _apply_baseline(path: Path, checked: list[Checked], *, update: bool, err: Ca
 
 
 def _emit(findings: list[Finding], files: int, args: argparse.Namespace, checked: list[Checked], engine,
-          *, hidden: int = 0, out=None) -> None:
-    """Print ``findings`` in ``--format`` (text, json, github, sarif)."""
+          *, hidden: int = 0, since_hidden: int = 0, scope: str = "", out=None) -> None:
+    """Print ``findings`` in ``--format`` (text, json, github, sarif).  ``hidden``: findings a
+    baseline accounts for; ``since_hidden``: findings ``--since`` left out as older than the
+    change; ``scope``: what the files are (``" changed since main"``)."""
     out = out or sys.stdout
     fmt = args.format
     if fmt == "json":
         json.dump([f.to_json() for f in findings], out, indent=2)
         out.write("\n")
         return
+    texts: dict[int, str | None] = {}
+    for c in checked:
+        for f in c.findings:
+            texts[id(f)] = c.text
     if fmt in ("github", "sarif"):
-        from .output import github_lines, relative_to_root, repository_root, sarif_log
+        from .output import relative_to_root, repository_root, sarif_log
 
         root = repository_root()
         where: dict[int, Path] = {}
-        texts: dict[int, str | None] = {}
         for c in checked:
             for f in c.findings:
                 where[id(f)] = c.path if c.path is not None else Path(c.shown)
-                texts[id(f)] = c.text
 
         def path_of(f: Finding) -> str:
             return relative_to_root(where.get(id(f), Path(f.file or "-")), root)
 
         if fmt == "github":
-            for line in github_lines(findings, path_of):
-                print(line, file=out)
+            _emit_github(findings, files, path_of, out, scope)
         else:
             from .introduced import finding_key
 
@@ -434,12 +514,46 @@ def _emit(findings: list[Finding], files: int, args: argparse.Namespace, checked
             json.dump(log, out, indent=2, ensure_ascii=False)
             out.write("\n")
         return
+    from .console import Printer, SourceLines, color_wanted, rule_summary
+
+    printer = Printer(out, color_wanted(getattr(args, "color", "auto"), out))
+    lines = SourceLines()
     for f in findings:
-        print(format_text(f), file=out)
+        printer.finding(f, texts.get(id(f)), lines)
+    if not getattr(args, "stats", False):
+        for row in rule_summary(findings):
+            printer.line(row, "bold" if row.endswith(":") else "")
     line = summary_line(findings, files)
+    notes = []
     if hidden:
-        line = line[:-1] + f" ({hidden} finding{'s' if hidden != 1 else ''} in the baseline not shown)."
-    print(line, file=out)
+        notes.append(f"{hidden} finding{'s' if hidden != 1 else ''} in the baseline not shown")
+    if since_hidden:
+        notes.append(f"{since_hidden} finding{'s' if since_hidden != 1 else ''} from before the change not shown")
+    if scope:
+        line = line[:-1] + scope + "."
+    if notes:
+        line = line[:-1] + f" ({'; '.join(notes)})."
+    printer.line(line, "bold")
+
+
+def _emit_github(findings: list[Finding], files: int, path_of: Callable[[Finding], str], out, scope: str) -> None:
+    """``--format github``: the annotations (errors first), one summary line, and the
+    Markdown job summary appended to ``$GITHUB_STEP_SUMMARY`` when it is set."""
+    from .output import github_lines, github_step_summary, github_summary_line
+
+    for line in github_lines(findings, path_of):
+        print(line, file=out)
+    summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
+    written = False
+    if summary_path:
+        try:
+            with open(summary_path, "a", encoding="utf-8") as fh:
+                fh.write(github_step_summary(findings, path_of, files, scope=scope) + "\n")
+            written = True
+        except OSError as exc:
+            print(f"luaguard: cannot write the job summary to $GITHUB_STEP_SUMMARY ({summary_path}): "
+                  f"{exc.strerror or exc}", file=sys.stderr)
+    print(github_summary_line(findings, files, summary_file=written, scope=scope), file=out)
 
 
 def _read_input(name: str, what: str) -> bytes:
@@ -463,11 +577,16 @@ def _check_diff(args: argparse.Namespace, err: Callable[[str], None]) -> int:
         raise UsageError("--diff needs a project (pass --project DIR)")
     report = patch_report(engine, args.stdin_filename, diff=data.decode("utf-8", errors="replace"))
     findings = report.findings
-    checked = [Checked(engine.root / f.file if f.file else None, f.file or "-", None, [f]) for f in findings]
+    text_of = {id(f): fr.text for fr in report.files for f in fr.findings}  # (problems of the diff have none)
+    checked = [Checked(engine.root / f.file if f.file else None, f.file or "-", text_of.get(id(f)), [f]) for f in findings]
+    if report.applied:
+        n = len(report.applied)
+        err(f"luaguard: the diff is already applied to {n} file{'s' if n != 1 else ''} on disk "
+            f"({', '.join(report.applied[:3])}{', ...' if n > 3 else ''}): judged as applied")
     _emit(findings, len({f.path for f in report.files} | {f.file for f in findings if f.file}), args, checked, engine)
     if args.stats:
         print_stats(engine.stats, sys.stderr if args.format == "json" else sys.stdout)
-    return EXIT_FINDINGS if any(f.severity is Severity.ERROR for f in findings) else EXIT_OK
+    return exit_status(findings, args, err)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -683,7 +802,9 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     try:
         from .agents.mcp_server import build_server
     except ImportError as exc:
-        raise UsageError(f"luaguard mcp needs the MCP SDK: pip install 'luaguard[mcp]' ({exc})") from None
+        from .install import extra_command
+
+        raise UsageError(f"luaguard mcp needs the MCP SDK (luaguard's mcp extra): {extra_command('mcp')} ({exc})") from None
     err = lambda msg: print(msg, file=sys.stderr)  # noqa: E731
     engine = make_engine(args, err)
     build_server(engine, extra_tool_files=tuple(args.tools or ())).run()
@@ -700,7 +821,9 @@ def cmd_mcp_proxy(args: argparse.Namespace) -> int:
     try:
         from .agents.proxy import build_proxy, run_stdio
     except ImportError as exc:
-        raise UsageError(f"luaguard mcp-proxy needs the MCP SDK: pip install 'luaguard[mcp]' ({exc})") from None
+        from .install import extra_command
+
+        raise UsageError(f"luaguard mcp-proxy needs the MCP SDK (luaguard's mcp extra): {extra_command('mcp')} ({exc})") from None
     from .toolcalls.schemas import ToolSchemaError
 
     err = lambda msg: print(msg, file=sys.stderr)  # noqa: E731
@@ -730,6 +853,17 @@ def _version() -> str:
     return f"luaguard {__version__} (mask walk: {walk})"
 
 
+def _count(value: str) -> int:
+    """argparse type: a whole number >= 0."""
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {n}")
+    return n
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="luaguard", description="Guard-rails for AI-written Roblox (Luau) code.")
     parser.add_argument("--version", action="version", version=_version())
@@ -745,6 +879,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="text (default); json; github: GitHub Actions annotations; sarif: SARIF 2.1.0 for code scanning "
                         "(github and sarif name files relative to the repository root)")
     p.add_argument("--stats", action="store_true", help="print counts of findings by rule")
+    p.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                   help="colour the text output: auto (default) = when stdout is a terminal and NO_COLOR is not set")
     p.add_argument("--diff", metavar="FILE", nargs="?", const=SHOW_FIX_DIFF,
                    help="without --fix: apply a unified diff ('-' = stdin) in memory and lint the changed regions "
                         "(--stdin-filename names the file of header-less hunks); with --fix (no FILE): print the "
@@ -767,6 +903,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="report only findings not recorded in FILE; when FILE does not exist, record the current "
                         "findings in it")
     g.add_argument("--update-baseline", action="store_true", help="record the current findings in the --baseline FILE")
+    g = p.add_argument_group("CI")
+    g.add_argument("--since", metavar="REF",
+                   help="check only the Luau files changed since the merge base of the git revision REF and HEAD "
+                        "(commits, uncommitted and untracked files), and report only the findings the change "
+                        "introduced (new files: every finding)")
+    g.add_argument("--exit-zero", action="store_true", help="exit 0 even when errors are found (2 stays for usage errors)")
+    g.add_argument("--max-warnings", type=_count, metavar="N",
+                   help="exit 1 when more than N warnings are reported (as well as on any error)")
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("validate", help="validate AI tool calls, plans or OpenAI tool_calls messages")

@@ -169,7 +169,9 @@ def pull(name: str, revision: str | None = None, *, progress: bool = True,
         from huggingface_hub import HfApi, hf_hub_download, snapshot_download
         from huggingface_hub.utils import disable_progress_bars, enable_progress_bars
     except ImportError as exc:  # pragma: no cover - transformers (the guard extra) depends on it
-        raise HubError("luaguard model pull needs huggingface_hub: pip install 'luaguard[guard]'") from exc
+        from .install import extra_command
+
+        raise HubError(f"luaguard model pull needs huggingface_hub (luaguard's guard extra): {extra_command('guard')}") from exc
 
     (enable_progress_bars if progress else disable_progress_bars)()
     endpoint = _endpoint()  # (passed on explicitly: some of huggingface_hub's URLs are fixed at its import)

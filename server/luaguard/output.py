@@ -85,8 +85,123 @@ def github_annotation(f: Finding, path: str) -> str:
 
 
 def github_lines(findings: Iterable[Finding], path_of: Callable[[Finding], str]) -> list[str]:
-    """One workflow command per finding; ``path_of`` gives its repository-relative path."""
-    return [github_annotation(f, path_of(f)) for f in findings]
+    """One workflow command per finding, errors first, then warnings, then the rest (each
+    group in the order given); ``path_of`` gives its repository-relative path."""
+    return [github_annotation(f, path_of(f)) for f in sorted(findings, key=lambda f: f.severity)]
+
+
+#: GitHub Actions shows at most this many annotations of each level (error, warning) per step
+#: and drops the rest without a word (GitHub's documentation of workflow commands and its
+#: "annotations" limits: 10 errors and 10 warnings per step, 50 per job)
+GITHUB_SHOWN_PER_LEVEL = 10
+#: GitHub's limit on one step's job summary (1 MiB); the summary stops listing findings
+#: well before it
+STEP_SUMMARY_BYTES = 900_000
+
+
+def counts_text(findings: Sequence[Finding]) -> str:
+    """``"3 errors, 1 warning"`` (``"no problems"`` when empty)."""
+    from collections import Counter
+
+    counts = Counter(f.severity for f in findings)
+    parts = []
+    for sev in Severity:
+        n = counts.get(sev, 0)
+        if n:
+            parts.append(f"{n:,} {sev.label}{'s' if n != 1 and sev is not Severity.INFORMATION else ''}")
+    return ", ".join(parts) or "no problems"
+
+
+def github_summary_line(findings: Sequence[Finding], files: int, *, summary_file: bool, scope: str = "") -> str:
+    """The one line printed after the annotations: the counts, and when GitHub will not show
+    them all, how many it shows and where the rest are (the job summary, when written)."""
+    plural = "s" if files != 1 else ""
+    if not findings:
+        return f"luaguard: no problems found in {files:,} file{plural}{scope}."
+    touched = len({f.file for f in findings})
+    where = f"in {touched:,} of {files:,} file{plural}{scope}"
+    line = f"luaguard: {counts_text(findings)} {where}."
+    over = [sev for sev in (Severity.ERROR, Severity.WARNING)
+            if sum(1 for f in findings if f.severity is sev) > GITHUB_SHOWN_PER_LEVEL]
+    if over:
+        line += (f" GitHub shows only the first {GITHUB_SHOWN_PER_LEVEL} "
+                 + " and ".join(f"{s.label}s" for s in over) + " of a step as annotations; "
+                 + ("the job summary lists all of them." if summary_file else
+                    "the step's log shows all of them (and --format sarif)."))
+    return line
+
+
+def _md(s: str) -> str:
+    """``s`` as Markdown inline text: Markdown and HTML characters escaped, line breaks as
+    ``<br>``."""
+    out = []
+    for c in s:
+        if c in "\\`*_[]<>|#~":
+            out.append("\\" + c)
+        elif c == "&":
+            out.append("&amp;")
+        elif c in "\r\n":
+            out.append("<br>")
+        else:
+            out.append(c)
+    return "".join(out).replace("<br><br>", "<br>")
+
+
+def github_step_summary(findings: Sequence[Finding], path_of: Callable[[Finding], str], files: int,
+                        *, scope: str = "", env: dict | None = None) -> str:
+    """The Markdown job summary (GitHub's ``$GITHUB_STEP_SUMMARY``): a heading with the
+    counts, how many annotations GitHub shows, a table by rule, then every finding as a list
+    item (errors first) with a link to its line when ``GITHUB_SERVER_URL``, ``GITHUB_REPOSITORY`` and
+    ``GITHUB_SHA`` are set; listing stops before :data:`STEP_SUMMARY_BYTES`, saying how many
+    were left out."""
+    from collections import Counter
+
+    env = os.environ if env is None else env
+    touched = len({path_of(f) for f in findings})
+    head = [f"## luaguard: {counts_text(findings)}" + (f" in {touched:,} of {files:,} file{'s' if files != 1 else ''}"
+                                                      if findings else f" in {files:,} file{'s' if files != 1 else ''}")
+            + _md(scope), ""]
+    if not findings:
+        return "\n".join(head) + "\n"
+    by_level = Counter(f.severity for f in findings)
+    hidden = [(by_level[s] - GITHUB_SHOWN_PER_LEVEL, s) for s in (Severity.ERROR, Severity.WARNING)
+              if by_level[s] > GITHUB_SHOWN_PER_LEVEL]
+    if hidden:
+        head += [f"GitHub shows {GITHUB_SHOWN_PER_LEVEL} error and {GITHUB_SHOWN_PER_LEVEL} warning annotations per "
+                 f"step: " + " and ".join(f"{n:,} {s.label}{'s' if n != 1 else ''}" for n, s in hidden)
+                 + f" of these {len(findings):,} findings are not shown on the files. All are listed below.", ""]
+    rules = Counter((f.severity, f.rule) for f in findings)
+    safe = Counter(f.rule for f in findings if f.fix is not None and f.fix.safe)
+    unsafe = Counter(f.rule for f in findings if f.fix is not None and not f.fix.safe)
+    head += ["| severity | rule | findings | fixable |", "|---|---|--:|---|"]
+    for (sev, rule), n in sorted(rules.items(), key=lambda kv: (kv[0][0], -kv[1], kv[0][1])):
+        fixes = ([f"{safe[rule]:,} with `--fix`"] if safe[rule] else []) + \
+                ([f"{unsafe[rule]:,} with `--fix --unsafe-fixes`"] if unsafe[rule] else [])
+        head.append(f"| {sev.label} | `{rule}` | {n:,} | {', '.join(fixes)} |")
+    base = None
+    if env.get("GITHUB_SERVER_URL") and env.get("GITHUB_REPOSITORY") and env.get("GITHUB_SHA"):
+        base = f"{env['GITHUB_SERVER_URL'].rstrip('/')}/{env['GITHUB_REPOSITORY']}/blob/{env['GITHUB_SHA']}/"
+    body = ["", "### Every finding, errors first", ""]
+    size = sum(len(x) + 1 for x in head + body)
+    icon = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFORMATION: "note", Severity.HINT: "hint"}
+    listed = 0
+    ordered = sorted(findings, key=lambda f: f.severity)
+    for f in ordered:
+        path = path_of(f)
+        where = f"{path}:{f.range.start.line + 1}:{f.range.start.character + 1}"
+        cell = f"[{_md(where)}]({base}{quote(path)}#L{f.range.start.line + 1})" if base and not path.startswith("/") else _md(where)
+        row = f"- **{icon[f.severity]}** `{f.rule}` {cell}: {_md(f.message)}"
+        if f.fix is not None:
+            row += f"<br>fix{'' if f.fix.safe else ' (unsafe)'}: {_md(f.fix.title or f.fix.new_text)}"
+        if size + len(row.encode("utf-8")) + 1 > STEP_SUMMARY_BYTES - 200:  # (room for the closing note)
+            break
+        body.append(row)
+        size += len(row.encode("utf-8")) + 1
+        listed += 1
+    if listed < len(ordered):
+        body += ["", f"... and {len(ordered) - listed:,} more (GitHub's job summary holds 1 MiB): run `luaguard check` "
+                     f"locally, or use `--format sarif` for code scanning."]
+    return "\n".join(head + body) + "\n"
 
 
 # -- SARIF 2.1.0 ----------------------------------------------------------------------

@@ -104,6 +104,28 @@ def test_luaguard_hook_on_staged_files_and_all_files(tmp_path, hooks_repo):
     assert "Found 1 error in 1 of 2 files." in proc.stdout
 
 
+def test_local_system_hook_of_the_readme(tmp_path):
+    """The README's `repo: local` hook: luaguard from the environment (PATH), no hooks repository."""
+    if shutil.which("luaguard") is None:
+        pytest.skip("luaguard is not on PATH (run.sh installs it into its venv)")
+    game = make_game(tmp_path / "game", Path("unused"), "unused", [])
+    config = {"repos": [{"repo": "local", "hooks": [{
+        "id": "luaguard", "name": "luaguard", "entry": "luaguard check", "language": "system",
+        "files": "\\.luau?$", "require_serial": True}]}]}
+    (game / ".pre-commit-config.yaml").write_text(json.dumps(config, indent=2) + "\n")
+    bad = game / "src" / "server" / "Bad.server.luau"
+    bad.write_text(BAD)
+    git(game, "add", "-A")
+    proc = pre_commit(game, "run")
+    assert proc.returncode == 1
+    assert "src/server/Bad.server.luau:1:33: error[unknown_service] 'Playerz' is not a Roblox service." in proc.stdout
+    assert "Found 1 error in 1 of 1 file." in proc.stdout
+    bad.write_text(BAD.replace("Playerz", "Players"))
+    git(game, "add", "-A")
+    proc = pre_commit(game, "run")
+    assert proc.returncode == 0 and "Passed" in proc.stdout
+
+
 def test_luaguard_fix_hook_fixes_the_file(tmp_path, hooks_repo):
     src, rev = hooks_repo
     game = make_game(tmp_path / "game", src, rev, ["luaguard-fix"])

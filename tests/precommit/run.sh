@@ -10,7 +10,8 @@
 #      git repository at a fixed path with a reproducible commit, so pre-commit's environment
 #      is reused while the sources do not change; a temporary game repository uses its
 #      .pre-commit-hooks.yaml: `luaguard` on staged files, `pre-commit run --all-files`,
-#      `luaguard-fix` (the file is fixed, the hook reports it modified files)
+#      `luaguard-fix` (the file is fixed, the hook reports it modified files); and the README's
+#      `repo: local` hook (`language: system`) with luaguard installed in the venv (editable)
 # Needs git and network access to PyPI.  Exit status: pytest's.
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -21,6 +22,7 @@ if [[ ! -x "$VENV/bin/python" ]]; then
   python3 -m venv "$VENV"
 fi
 "$VENV/bin/pip" install -q 'pre-commit==4.7.0' 'pytest>=8'
+"$VENV/bin/pip" install -q -e "$REPO"
 export PATH="$VENV/bin:$PATH"
 cd "$REPO"
 timeout 900 "$VENV/bin/python" -m pytest -q -s -p no:cacheprovider -W ignore::pytest.PytestConfigWarning "$REPO/tests/precommit/check_precommit.py" "$@"

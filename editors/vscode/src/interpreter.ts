@@ -213,7 +213,7 @@ function describe(c: Candidate): string {
 }
 
 const INSTALL_HINT =
-  "Install it there with `python -m pip install luaguard` (or `pip install -e .` in a luaguard checkout), or choose another interpreter with the luaguard.interpreter setting.";
+  "Install it there from a clone of luaguard's repository (it is not on PyPI yet): `python -m pip install /path/to/luaguard` (or `pip install -e .` in the clone), or choose another interpreter with the luaguard.interpreter setting.";
 
 /**
  * Decide how to start the server.  Never throws: every failure is a {@link Problem}
@@ -330,7 +330,7 @@ export async function resolveServer(input: ResolveInput, machine: Machine): Prom
     return {
       kind: "problem",
       code: "broken-install",
-      message: `luaguard ${broken.result.luaguard} is installed in ${broken.result.executable} but cannot start: ${broken.result.importError}. Reinstall it there (\`python -m pip install --force-reinstall luaguard\`) or choose another interpreter with luaguard.interpreter.`,
+      message: `luaguard ${broken.result.luaguard} is installed in ${broken.result.executable} but cannot start: ${broken.result.importError}. Reinstall it there from your luaguard clone (\`python -m pip install --force-reinstall /path/to/luaguard\`) or choose another interpreter with luaguard.interpreter.`,
       tried,
     };
   }

@@ -144,7 +144,8 @@ test("luaguard missing everywhere and no bundle: not-installed names the interpr
   if (r.kind !== "problem") return;
   assert.equal(r.code, "not-installed");
   assert.match(r.message, /luaguard is not installed in \/abs\/python3 \(Python 3\.11\.4, from PATH\)/);
-  assert.match(r.message, /pip install luaguard/);
+  assert.match(r.message, /pip install \/path\/to\/luaguard/);
+  assert.match(r.message, /not on PyPI yet/);
 });
 
 test("luaguard missing but the extension has a bundle: falls back to it with PYTHONPATH", async () => {

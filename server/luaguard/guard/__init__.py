@@ -16,7 +16,7 @@ replay: every lint-clean file of the corpus fed token by token, masks included, 
 tokenizers and at real production ones: Qwen2.5's 151k BPE, Qwen3.6's 248k, DeepSeek's) and
 tested by ``tests/test_guard_real_code.py``.
 
-Everything here needs the ``guard`` extra (``pip install 'luaguard[guard]'``: numpy, torch,
+Everything here needs the ``guard`` extra (``pip install -e '.[guard]'`` in a clone: numpy, torch,
 transformers, safetensors, tokenizers); the linter, the CLI's other commands and the
 language server's other features do not.  :func:`missing_dependencies` says, without
 importing them, which of those modules are not installed, so front ends can report it
@@ -49,5 +49,7 @@ def missing_dependencies() -> list[str]:
 
 def missing_message(missing: list[str]) -> str:
     """The user-facing sentence for :func:`missing_dependencies`' result."""
+    from ..install import extra_command
+
     return (f"completions need the guard extra, which is not installed (missing: {', '.join(missing)}): "
-            "pip install 'luaguard[guard]'")
+            f"{extra_command('guard')}")

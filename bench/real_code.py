@@ -12,7 +12,10 @@ Printed, for the valid files:
 
 * (a) files with a false syntax finding (``syntax_error``, ``unbalanced_bracket``,
   ``unclosed_block``);
-* (b) files with any error-severity finding in editor mode, and those findings by rule;
+* (b) files with any error-severity finding in editor mode, and those findings by rule, by
+  corpus kind (the manifest's ``kind``: libraries, ``game``, ``nevermore``, ``ai_written`` ...);
+  every such file is listed with its first error (``--show``), and every error of every file
+  goes to ``bench/out/real_code_errors.txt``, to be judged by hand;
 * (c) files with a patch-mode error finding other than a TODO/FIXME comment, by rule;
 * (d) with ``--guard``: the guard replay - each valid file fed token by token through the
   guard of its own project (``script`` bound to the file's instances), primed with its first
@@ -38,15 +41,27 @@ Printed, for the valid files:
   child of a project node after ``script``/``game`` chains (``script.Parent.Config``,
   ``:WaitForChild("Remotes")``).  A mutant is *flagged* when the mutated file has a new
   ``unknown_member`` / ``unknown_service`` / ``unknown_instance`` /
-  ``likely_unknown_instance`` finding on the misspelt name; printed per site kind: flagged,
-  flagged at error, and the best suggestion equal to the original name.
+  ``likely_unknown_instance`` finding on the misspelt name (``--typo-any-rule``: a new finding
+  of any rule covering it); printed per site kind and per corpus kind, four figures:
+  *flagged*; *at error*; *at error in the DataModel* - among the mutants in files a Rojo
+  project file of their repository maps into a DataModel (read by the benches' own labeller,
+  ``bench/corpus_labels.py``, not by luaguard: a file mapped only by ``test.project.json`` is
+  in the DataModel too); *best suggestion = original* (among the flagged).  The sites are
+  chosen with luaguard's resolver of the code being measured, so another branch picks other
+  sites: ``--typo-save FILE`` writes the mutants (file, offsets, original and misspelt name,
+  site kind) and ``--typo-load FILE`` replays exactly those (a file whose text changed is
+  skipped), which gives before/after figures on one mutant set.  ``--typo-picker own`` chooses
+  the sites without luaguard (:func:`own_typo_sites`: ``script.Parent.X``,
+  ``WaitForChild("X")``, ``GetService("X")`` names the repository's Rojo project files map),
+  so any branch picks the same ones.
 
 Never crashes on a file: an exception inside luaguard is counted and listed as such.
 Usage::
 
     python bench/corpus/unpack.py
     python bench/real_code.py --compiler /path/to/luau-compile [--guard] [--mutants 2000] \\
-        [--typo-mutants 2000] [--tokenizers default,byte_level,metaspace] [--jobs 2] [--repos NAME,...] [--limit N]
+        [--typo-mutants 2000 [--typo-save F | --typo-load F]] [--tokenizers default,byte_level,metaspace] \\
+        [--jobs 2] [--repos NAME,...] [--kinds KIND,...] [--limit N]
 """
 
 from __future__ import annotations
@@ -56,6 +71,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -77,11 +93,14 @@ OUT = ROOT / "bench" / "out"
 
 
 # -- corpus ------------------------------------------------------------------------------------
-def corpus_files(cache: Path, repos: set[str] | None) -> list[tuple[str, Path]]:
-    """``(repo, path)`` of every ``.lua``/``.luau`` file of the unpacked corpus."""
+def corpus_files(cache: Path, repos: set[str] | None, kinds: set[str] | None = None) -> list[tuple[str, Path]]:
+    """``(repo, path)`` of every ``.lua``/``.luau`` file of the unpacked corpus (of the
+    manifest's ``kinds``, ``library`` for entries without one, when given)."""
     out = []
     for entry in load_manifest():
         if repos and entry["repo"] not in repos and slug(entry["repo"]) not in repos:
+            continue
+        if kinds and entry.get("kind", "library") not in kinds:
             continue
         base = cache / slug(entry["repo"])
         if not base.is_dir():
@@ -93,6 +112,11 @@ def corpus_files(cache: Path, repos: set[str] | None) -> list[tuple[str, Path]]:
                 if name.endswith((".lua", ".luau")):
                     out.append((entry["repo"], Path(dirpath) / name))
     return out
+
+
+def repo_kinds() -> dict[str, str]:
+    """``owner/name`` -> the manifest's ``kind`` (``library`` where it gives none)."""
+    return {e["repo"]: e.get("kind", "library") for e in load_manifest()}
 
 
 def compiler_accepts(compiler: str, paths: list[Path], cache_file: Path) -> dict[str, bool]:
@@ -272,7 +296,11 @@ def typo_sites(path: Path, text: str) -> tuple[bool, list[tuple[str, int, int, s
     quotes for a string argument), its site kind (``member``, ``service``,
     ``script_path``, ``child_call``, ``path``) and the names that are valid there (a
     mutant that spells one of them is no typo: ``getService`` is a deprecated alias)."""
-    from luaguard.checks.resolve import resolver_for
+    try:
+        from luaguard.checks.resolve import resolver_for
+    except ImportError as exc:  # another branch's code: replay a saved set instead
+        raise ImportError(f"choosing typo sites needs luaguard.checks.resolve ({exc}); replay a saved set with "
+                          f"--typo-load FILE (written by --typo-save FILE on the code that has it)") from exc
     from luaguard.luau import ast as A
 
     eng = engine_for(path)
@@ -332,6 +360,72 @@ def typo_sites(path: Path, text: str) -> tuple[bool, list[tuple[str, int, int, s
     return ctx.in_datamodel, out
 
 
+def own_typo_sites(path: Path, text: str, labels) -> list[tuple[str, int, int, str, frozenset]]:
+    """The same ``(kind, start, end, name, taken)`` as :func:`typo_sites`, chosen without
+    luaguard's resolver (``--typo-picker own``): the names a script reads through
+    ``script.Parent.X`` / ``script.Parent:WaitForChild("X")`` (``own_script_parent``),
+    ``script.X`` / ``script:WaitForChild("X")`` (``own_script_child``),
+    ``GetService("X")`` (``own_service``: a service of Roblox's API dump) and
+    ``game:GetService("S")``/``game.S``/a local bound to ``GetService("S")`` followed by
+    ``.X`` or ``:WaitForChild("X")`` (``own_service_child``), where ``X`` is a child that the
+    repository's Rojo project files map there (``bench/corpus_labels.py``).  Tokens come from
+    luaguard's lexer (comments and strings are not sites); ``taken``: the parent's mapped
+    children and every member name of the API dump (a typo that spells one is skipped)."""
+    from corpus_labels import api_member_names, api_service_names
+
+    from luaguard.luau import lexer as L
+
+    maps = labels.mapped(path)
+    if not maps:
+        return []
+    me = maps[0].path
+    members = api_member_names()
+    toks = L.tokenize(text).tokens
+    toks = toks + [toks[-1]] * 8 if toks else []
+    aliases = {}
+    for m in re.finditer(r"""\blocal\s+([A-Za-z_]\w*)\s*=\s*game\s*:\s*GetService\(\s*["'](\w+)["']\s*\)""", text):
+        aliases[m.group(1)] = m.group(2)
+    out = []
+
+    def child_at(i: int, parent: tuple[str, ...], kind: str) -> None:
+        """A child name read at token ``i`` (``.X`` or ``:WaitForChild("X")``) of ``parent``."""
+        kids = labels.children.get(parent, set())
+        if not kids:
+            return
+        t = toks[i]
+        if t.kind == "." and toks[i + 1].kind == L.NAME and toks[i + 1].text in kids and toks[i + 1].text not in members:
+            n = toks[i + 1]
+            out.append((kind, n.start, n.end, n.text, frozenset(kids) | members))
+        elif (t.kind == ":" and toks[i + 1].text in _CHILD_CALLS and toks[i + 2].kind == "("
+              and toks[i + 3].kind == L.STRING and toks[i + 4].kind == ")"):
+            s = toks[i + 3]
+            name = s.text[1:-1]
+            if name in kids:
+                out.append((kind, s.start + 1, s.end - 1, name, frozenset(kids) | members))
+
+    for i, t in enumerate(toks[:-8]):
+        if t.kind != L.NAME or (i and toks[i - 1].kind in (".", ":")):
+            continue
+        if t.text == "script":
+            if toks[i + 1].kind == "." and toks[i + 2].text == "Parent":
+                child_at(i + 3, me[:-1], "own_script_parent")
+            else:
+                child_at(i + 1, me, "own_script_child")
+        elif t.text == "game" and toks[i + 1].kind == ":" and toks[i + 2].text == "GetService" \
+                and toks[i + 3].kind == "(" and toks[i + 4].kind == L.STRING and toks[i + 5].kind == ")":
+            s = toks[i + 4]
+            service = s.text[1:-1]
+            if service in api_service_names() and len(service) >= 3:
+                out.append(("own_service", s.start + 1, s.end - 1, service, api_service_names() | members))
+                child_at(i + 6, (service,), "own_service_child")
+        elif t.text == "game" and toks[i + 1].kind == "." and toks[i + 2].kind == L.NAME \
+                and toks[i + 2].text in api_service_names():
+            child_at(i + 3, (toks[i + 2].text,), "own_service_child")
+        elif t.text in aliases and toks[i + 1].kind in (".", ":"):
+            child_at(i + 1, (aliases[t.text],), "own_service_child")
+    return [o for o in out if len(o[3]) >= 3]
+
+
 def _typo(name: str, rng: random.Random) -> str | None:
     kind = rng.choice(("drop", "swap", "double", "case"))
     if kind == "drop":
@@ -351,56 +445,116 @@ def _typo(name: str, rng: random.Random) -> str | None:
     return new if new != name else None
 
 
-def typo_mutants(valid: list[Path], n: int, seed: int, show: int) -> dict:
-    """(f): ``n`` one-name typos in valid files, per site kind (see the module docstring)."""
+def _labels_for(path: Path, cache: Path, memo: dict) -> tuple[str, object]:
+    """``(repository folder, its corpus_labels.Labels)`` of a corpus file (read once per repository)."""
+    from corpus_labels import read_labels
+
+    rel = path.resolve().relative_to(cache.resolve())
+    repo = rel.parts[0]
+    if repo not in memo:
+        memo[repo] = read_labels(cache / repo)
+    return repo, memo[repo]
+
+
+def make_typo_mutants(valid: list[Path], n: int, seed: int, cache: Path, picker: str = "resolver") -> list[dict]:
+    """``n`` one-name typos in valid files, at sites luaguard's resolver reads (see the module
+    docstring): ``{"file" (relative to the cache), "sha1", "start", "end", "name", "new",
+    "site", "in_dm"}``."""
     rng = random.Random(seed)
-    per: dict[str, Counter] = defaultdict(Counter)
-    shown: list[str] = []
     sites_cache: dict[Path, list] = {}
+    labels: dict = {}
     order = list(valid)
     rng.shuffle(order)
+    out: list[dict] = []
     tries = 0
-    total = 0
-    while total < n and tries < n * 20 and order:
+    while len(out) < n and tries < n * 20 and order:
         tries += 1
         path = order[tries % len(order)]
-        text = path.read_bytes().decode("utf-8", "replace")
+        data = path.read_bytes()
+        text = data.decode("utf-8", "replace")
         got = sites_cache.get(path)
         if got is None:
             try:
-                got = sites_cache[path] = typo_sites(path, text)
+                if picker == "own":
+                    got = sites_cache[path] = own_typo_sites(path, text, _labels_for(path, cache, labels)[1])
+                else:
+                    got = sites_cache[path] = typo_sites(path, text)[1]
+            except ImportError:
+                raise
             except Exception:  # noqa: BLE001 - a bench never stops on one file
-                got = sites_cache[path] = (False, [])
-        in_dm, sites = got
-        if not sites:
+                got = sites_cache[path] = []
+        if not got:
             continue
-        kind, start, end, name, valid_names = rng.choice(sites)
+        if picker == "own":  # a site kind first (GetService is in nearly every file), then a site of it
+            kind = rng.choice(sorted({g[0] for g in got}))
+            kind, start, end, name, valid_names = rng.choice([g for g in got if g[0] == kind])
+        else:
+            kind, start, end, name, valid_names = rng.choice(got)
         new = _typo(name, rng)
         if new is None or new in valid_names:
             continue
-        mutated = text[:start] + new + text[end:]
+        _repo, lab = _labels_for(path, cache, labels)
+        out.append({"file": path.resolve().relative_to(cache.resolve()).as_posix(),
+                    "sha1": hashlib.sha1(data).hexdigest(), "start": start, "end": end, "name": name, "new": new,
+                    "site": kind, "in_dm": lab.in_datamodel(path)})
+    return out
+
+
+def typo_mutants(muts: list[dict], cache: Path, show: int, any_rule: bool = False) -> dict:
+    """(f): lint each mutant, per site kind and per corpus kind (see the module docstring)."""
+    kinds = repo_kinds()
+    by_slug = {slug(r): k for r, k in kinds.items()}
+    per: dict[str, Counter] = defaultdict(Counter)
+    per_corpus: dict[str, Counter] = defaultdict(Counter)
+    rules: Counter = Counter()
+    shown: list[str] = []
+    stale = 0
+    for m in muts:
+        path = cache / m["file"]
+        try:
+            data = path.read_bytes()
+        except OSError:
+            stale += 1
+            continue
+        if hashlib.sha1(data).hexdigest() != m["sha1"]:
+            stale += 1
+            continue
+        text = data.decode("utf-8", "replace")
+        start, name, new, kind, in_dm = m["start"], m["name"], m["new"], m["site"], m["in_dm"]
+        mutated = text[:start] + new + text[m["end"]:]
         eng = engine_for(path)
-        before = {(f.rule, f.start) for f in eng.lint_text(text, path, count=False) if f.rule in TYPO_RULES}
+
+        def counted(f) -> bool:
+            return any_rule or f.rule in TYPO_RULES
+
+        before = {(f.rule, f.start) for f in eng.lint_text(text, path, count=False) if counted(f)}
         found = [f for f in eng.lint_text(mutated, path, count=False)
-                 if f.rule in TYPO_RULES and (f.rule, f.start) not in before
+                 if counted(f) and (f.rule, f.start) not in before
                  and f.start <= start + len(new) and f.end >= start]
-        total += 1
-        c = per[kind]
-        c["n"] += 1
-        c["n_dm"] += in_dm
+        for c in (per[kind], per_corpus[by_slug.get(m["file"].split("/")[0], "library")]):
+            c["n"] += 1
+            c["n_dm"] += in_dm
+            if found:
+                c["flagged"] += 1
+                err = any(f.severity.label == "error" for f in found)
+                c["error"] += err
+                c["error_dm"] += err and in_dm
+                best = next((f for f in found if f.suggestions), None)
+                c["with_suggestion"] += best is not None
+                c["top1"] += best is not None and best.suggestions[0] == name
         if found:
-            c["flagged"] += 1
-            err = any(f.severity.label == "error" for f in found)
-            c["error"] += err
-            c["error_dm"] += err and in_dm
+            rules[found[0].rule] += 1
             best = next((f for f in found if f.suggestions), None)
-            c["with_suggestion"] += best is not None
-            c["top1"] += best is not None and best.suggestions[0] == name
+            err = any(f.severity.label == "error" for f in found)
             if best is not None and best.suggestions[0] != name and len(shown) < show:
-                shown.append(f"{path}: {kind} {name!r} -> {new!r}: best {best.suggestions[0]!r} ({best.rule})")
+                shown.append(f"{m['file']}: {kind} {name!r} -> {new!r}: best {best.suggestions[0]!r} ({best.rule})")
+            elif not err and in_dm and len(shown) < show:
+                shown.append(f"{m['file']}: {kind} {name!r} -> {new!r}: in the DataModel, not at error "
+                             f"({found[0].rule} {found[0].severity.label}: {found[0].message[:90]})")
         elif len(shown) < show:
-            shown.append(f"{path}: {kind} {name!r} -> {new!r}: not flagged")
-    return {"per": {k: dict(v) for k, v in per.items()}, "shown": shown}
+            shown.append(f"{m['file']}: {kind} {name!r} -> {new!r}: not flagged" + (" (in the DataModel)" if in_dm else ""))
+    return {"per": {k: dict(v) for k, v in per.items()}, "per_corpus": {k: dict(v) for k, v in per_corpus.items()},
+            "rules": dict(rules), "shown": shown, "stale": stale}
 
 
 # -- main ----------------------------------------------------------------------------------------
@@ -420,16 +574,25 @@ def main(argv: list[str] | None = None) -> int:
                     help="check the mask at every N-th token of the replay (0: never)")
     ap.add_argument("--mutants", type=int, default=0, help="mutated copies for (e)")
     ap.add_argument("--typo-mutants", type=int, default=0, help="one-name typos for (f)")
+    ap.add_argument("--typo-save", type=Path, help="write the typo mutants chosen for (f) to this JSON file")
+    ap.add_argument("--typo-load", type=Path, help="replay the typo mutants of this JSON file for (f) (no new ones)")
+    ap.add_argument("--typo-picker", choices=("resolver", "own"), default="resolver",
+                    help="(f): sites luaguard's resolver reads (default) or the benches' own labeller's")
+    ap.add_argument("--typo-any-rule", action="store_true",
+                    help="(f): a new finding of any rule on the misspelt name counts as flagged")
+    ap.add_argument("--skip-lint", action="store_true", help="leave out (a) (b) (c) (for a run of (d) (e) (f) alone)")
+    ap.add_argument("--kinds", default="", help="only manifest entries of these kinds (library = entries without one)")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
-    ap.add_argument("--show", type=int, default=12, help="list this many files per problem")
+    ap.add_argument("--show", type=int, default=12, help="list this many files per problem (the (b) list: all)")
     args = ap.parse_args(argv)
     if not os.path.isfile(args.compiler):
         print(f"--compiler {args.compiler}: no such file", file=sys.stderr)
         return 2
     cache = args.cache or default_cache()
     repos = {r.strip() for r in args.repos.split(",") if r.strip()} or None
-    files = corpus_files(cache, repos)
+    kinds_wanted = {k.strip() for k in args.kinds.split(",") if k.strip()} or None
+    files = corpus_files(cache, repos, kinds_wanted)
     if args.limit:
         files = random.Random(args.seed).sample(files, min(args.limit, len(files)))
     size = sum(p.stat().st_size for _r, p in files)
@@ -442,43 +605,56 @@ def main(argv: list[str] | None = None) -> int:
           f" ({time.perf_counter() - t0:.1f} s)")
 
     # (a) (b) (c) ------------------------------------------------------------------------------
-    t0 = time.perf_counter()
-    with ProcessPoolExecutor(args.jobs) as pool:
-        results = list(pool.map(lint_file, [str(p) for p in valid], chunksize=8))
-    wall = time.perf_counter() - t0
-    lint_s = sum(r.get("seconds", 0.0) for r in results)
-    crashes = [r for r in results if "crash" in r]
-    internal = [r for r in results if r.get("internal")]
-    ok = [r for r in results if "crash" not in r]
-    a = [r for r in ok if any(f[0] in SYNTAX_RULES for f in r["editor"])]
-    b = [r for r in ok if any(f[1] == "error" for f in r["editor"])]
-    b_rules = Counter(f[0] for r in ok for f in r["editor"] if f[1] == "error")
+    summary = {"files": len(files), "mb": size / 1e6, "valid": len(valid)}
+    if not args.skip_lint:
+        t0 = time.perf_counter()
+        with ProcessPoolExecutor(args.jobs) as pool:
+            results = list(pool.map(lint_file, [str(p) for p in valid], chunksize=8))
+        wall = time.perf_counter() - t0
+        lint_s = sum(r.get("seconds", 0.0) for r in results)
+        crashes = [r for r in results if "crash" in r]
+        internal = [r for r in results if r.get("internal")]
+        ok = [r for r in results if "crash" not in r]
+        a = [r for r in ok if any(f[0] in SYNTAX_RULES for f in r["editor"])]
+        b = [r for r in ok if any(f[1] == "error" for f in r["editor"])]
+        b_rules = Counter(f[0] for r in ok for f in r["editor"] if f[1] == "error")
 
-    def todo(f) -> bool:
-        return f[0] == "placeholder" and f[3].startswith(("TODO comment", "FIXME comment"))
+        def todo(f) -> bool:
+            return f[0] == "placeholder" and f[3].startswith(("TODO comment", "FIXME comment"))
 
-    c = [r for r in ok if any(f[1] == "error" and not todo(f) for f in r["patch"])]
-    c_rules = Counter(f[0] for r in ok for f in r["patch"] if f[1] == "error" and not todo(f))
-    n = len(valid)
-    print(f"linting: {wall:.1f} s wall for editor + patch mode, {lint_s:.1f} s in the editor-mode lints "
-          f"({valid_mb / lint_s:.2f} MB/s per core)" if lint_s else "")
-    print(f"crashes: {len(crashes)}   internal_error findings: {len(internal)}")
-    for r in (crashes + internal)[: args.show]:
-        print(f"  {r['file']}: {(r.get('crash') or r['internal'][0]).strip().splitlines()[-1]}")
-    print(f"(a) valid files with a false syntax finding: {_pct(len(a), n)}")
-    for r in a[: args.show]:
-        f = next(f for f in r["editor"] if f[0] in SYNTAX_RULES)
-        print(f"  {r['file']}:{f[2]}: {f[0]} {f[3]}")
-    print(f"(b) valid files with an error-severity finding (editor mode): {_pct(len(b), n)}; by rule: {dict(b_rules)}")
-    for r in b[: args.show]:
-        f = next(f for f in r["editor"] if f[1] == "error")
-        print(f"  {r['file']}:{f[2]}: {f[0]} {f[3][:110]}")
-    print(f"(c) valid files with a patch-mode error other than TODO/FIXME: {_pct(len(c), n)}; by rule: {dict(c_rules)}")
-    for r in c[: args.show]:
-        f = next(f for f in r["patch"] if f[1] == "error" and not todo(f))
-        print(f"  {r['file']}:{f[2]}: {f[0]} {f[3][:110]}")
-    summary = {"files": len(files), "mb": size / 1e6, "valid": n, "a": len(a), "b": len(b), "c": len(c),
-               "b_rules": b_rules, "c_rules": c_rules, "crashes": len(crashes), "internal": len(internal)}
+        c = [r for r in ok if any(f[1] == "error" and not todo(f) for f in r["patch"])]
+        c_rules = Counter(f[0] for r in ok for f in r["patch"] if f[1] == "error" and not todo(f))
+        n = len(valid)
+        print(f"linting: {wall:.1f} s wall for editor + patch mode, {lint_s:.1f} s in the editor-mode lints "
+              f"({valid_mb / lint_s:.2f} MB/s per core)" if lint_s else "")
+        print(f"crashes: {len(crashes)}   internal_error findings: {len(internal)}")
+        for r in (crashes + internal)[: args.show]:
+            print(f"  {r['file']}: {(r.get('crash') or r['internal'][0]).strip().splitlines()[-1]}")
+        print(f"(a) valid files with a false syntax finding: {_pct(len(a), n)}")
+        for r in a[: args.show]:
+            f = next(f for f in r["editor"] if f[0] in SYNTAX_RULES)
+            print(f"  {r['file']}:{f[2]}: {f[0]} {f[3]}")
+        print(f"(b) valid files with an error-severity finding (editor mode): {_pct(len(b), n)}; by rule: {dict(b_rules)}")
+        kind_of = repo_kinds()
+        repo_of = {str(p): r for r, p in files}
+        valid_by_kind = Counter(kind_of.get(repo_of[str(p)], "library") for p in valid)
+        b_by_kind = Counter(kind_of.get(repo_of[r["file"]], "library") for r in b)
+        print("    by corpus kind: " + ", ".join(f"{k} {_pct(b_by_kind[k], valid_by_kind[k])}" for k in sorted(valid_by_kind)))
+        errors_out = []
+        for r in sorted(b, key=lambda r: (kind_of.get(repo_of[r["file"]], "library"), r["file"])):
+            errs = [f for f in r["editor"] if f[1] == "error"]
+            rel = os.path.relpath(r["file"], cache)
+            print(f"  [{kind_of.get(repo_of[r['file']], 'library')}] {rel}:{errs[0][2]}: {errs[0][0]} {errs[0][3][:140]}"
+                  + (f" (+{len(errs) - 1} more)" if len(errs) > 1 else ""))
+            errors_out += [f"{rel}:{f[2]}: {f[0]} {f[3]}" for f in errs]
+        OUT.mkdir(parents=True, exist_ok=True)
+        (OUT / "real_code_errors.txt").write_text("\n".join(errors_out) + "\n")
+        print(f"(c) valid files with a patch-mode error other than TODO/FIXME: {_pct(len(c), n)}; by rule: {dict(c_rules)}")
+        for r in c[: args.show]:
+            f = next(f for f in r["patch"] if f[1] == "error" and not todo(f))
+            print(f"  {r['file']}:{f[2]}: {f[0]} {f[3][:110]}")
+        summary.update({"files": len(files), "mb": size / 1e6, "valid": n, "a": len(a), "b": len(b), "c": len(c),
+                        "b_rules": b_rules, "c_rules": c_rules, "crashes": len(crashes), "internal": len(internal)})
 
     # (d) --------------------------------------------------------------------------------------
     if args.guard:
@@ -529,24 +705,44 @@ def main(argv: list[str] | None = None) -> int:
         summary["mutants"] = {k: v for k, v in res.items() if k != "shown"}
 
     # (f) --------------------------------------------------------------------------------------
-    if args.typo_mutants:
+    if args.typo_mutants or args.typo_load:
         t0 = time.perf_counter()
-        res = typo_mutants(sorted(valid), args.typo_mutants, args.seed, args.show)
-        per = res["per"]
+        if args.typo_load:
+            muts = json.loads(args.typo_load.read_text())["mutants"]
+            if repos or kinds_wanted:
+                keep = {slug(r) for r, _p in files}
+                muts = [m for m in muts if m["file"].split("/")[0] in keep]
+        else:
+            muts = make_typo_mutants(sorted(valid), args.typo_mutants, args.seed, cache, args.typo_picker)
+        if args.typo_save:
+            args.typo_save.parent.mkdir(parents=True, exist_ok=True)
+            args.typo_save.write_text(json.dumps({"seed": args.seed, "about": "bench/real_code.py typo mutants",
+                                                  "mutants": muts}, indent=0))
+        res = typo_mutants(muts, cache, args.show, any_rule=args.typo_any_rule)
         tot: Counter = Counter()
-        for c in per.values():
+        for c in res["per"].values():
             tot.update(c)
-        print(f"(f) typo mutants: {tot['n']} ({time.perf_counter() - t0:.0f} s); flagged / at error (all files; "
-              f"files in the DataModel: elsewhere Roblox API findings are warnings) / best suggestion = the "
-              f"original (of those flagged):")
-        for kind in sorted(per) + ["all"]:
-            c = per[kind] if kind != "all" else tot
-            print(f"  {kind:12s} n={c.get('n', 0):5d}  flagged {_pct(c.get('flagged', 0), c.get('n', 0))}  "
-                  f"at error {_pct(c.get('error', 0), c.get('n', 0))}; in the DataModel "
-                  f"{_pct(c.get('error_dm', 0), c.get('n_dm', 0))}  top-1 {_pct(c.get('top1', 0), c.get('flagged', 0))}")
+        print(f"(f) typo mutants: {tot['n']} ({time.perf_counter() - t0:.0f} s"
+              + (f"; {res['stale']} of the loaded set skipped: file changed" if res["stale"] else "")
+              + f"); flagged / at error / at error in the DataModel (files a Rojo project file of their repository "
+                f"maps into a DataModel) / best suggestion = the original (of those flagged):")
+
+        def row(label: str, c) -> str:
+            return (f"  {label:14s} n={c.get('n', 0):5d}  flagged {_pct(c.get('flagged', 0), c.get('n', 0))}  "
+                    f"at error {_pct(c.get('error', 0), c.get('n', 0))}  in the DataModel "
+                    f"{_pct(c.get('error_dm', 0), c.get('n_dm', 0))}  top-1 {_pct(c.get('top1', 0), c.get('flagged', 0))}")
+
+        for kind in sorted(res["per"]):
+            print(row(kind, res["per"][kind]))
+        print(row("all", tot))
+        print("  by corpus kind:")
+        for kind in sorted(res["per_corpus"]):
+            print(row(kind, res["per_corpus"][kind]))
+        print(f"  first rule of the findings that flagged them: {res['rules']}")
         for line in res["shown"]:
             print(f"  {line}")
-        summary["typo_mutants"] = per
+        summary["typo_mutants"] = res["per"]
+        summary["typo_mutants_by_corpus_kind"] = res["per_corpus"]
 
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "real_code.json").write_text(json.dumps(summary, indent=2, default=dict))

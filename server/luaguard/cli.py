@@ -689,10 +689,7 @@ def cmd_index(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     from .lsp.server import run_stdio
 
-    code = run_stdio()
-    if code:
-        os._exit(code)  # the workers are not waited for: the stream is gone
-    return EXIT_OK
+    return run_stdio()
 
 
 def cmd_hook(args: argparse.Namespace) -> int:

@@ -1,5 +1,6 @@
 """Protocol conformance under malformed input (issue 41, "protocol edges"): the language
-server's framing errors end it with a message (it never goes on swallowing messages), requests
+server's framing errors are reported and the stream resynchronised (it never goes on
+swallowing messages), requests
 after ``shutdown`` get ``InvalidRequest``, a command's bad arguments a one-line error; the MCP
 server and the proxy answer malformed requests with JSON-RPC errors, and the proxy survives a
 client line over 64 MB."""
@@ -26,21 +27,35 @@ def lsp(tmp_path: Path):
         yield client, tmp_path / "server.log"
 
 
-def test_a_bad_content_length_ends_the_server_with_a_message(lsp) -> None:
+def test_a_content_length_too_large_is_reported_and_the_stream_resynchronised(lsp) -> None:
     client, log = lsp
     body = json.dumps({"jsonrpc": "2.0", "id": 900, "method": "luaguard/none"}).encode()
     client.send_bytes(b"Content-Length: %d\r\n\r\n" % (len(body) + 40) + body)  # claims 40 bytes more
-    client.request("shutdown")  # read as the rest of the first body: the stream is out of step
-    assert client.proc.wait(60) != 0
+    rid = client.request("workspace/executeCommand", {"command": "luaguard.stats", "arguments": []})
+    assert "result" in client.wait_response(rid, 60).message  # the next message is not swallowed
+    assert "error" in client.wait_response(900, 60).message  # nor the first (an unknown method)
     assert "Content-Length" in log.read_text()
+    assert client.shutdown() == 0
 
 
-def test_a_header_without_a_length_ends_the_server_with_a_message(lsp) -> None:
+def test_a_content_length_too_small_is_reported_and_the_stream_resynchronised(lsp) -> None:
+    client, log = lsp
+    body = json.dumps({"jsonrpc": "2.0", "id": 901, "method": "luaguard/none"}).encode()
+    client.send_bytes(b"Content-Length: %d\r\n\r\n" % (len(body) - 10) + body)
+    got = client.call("workspace/executeCommand", {"command": "luaguard.stats", "arguments": []}, 60)
+    assert "result" in got
+    assert client.responses[None].message["error"]["code"] == -32700  # the cut body: a parse error
+    assert "Content-Length" in log.read_text()
+    assert client.shutdown() == 0
+
+
+def test_a_header_block_without_a_length_is_reported_and_skipped(lsp) -> None:
     client, log = lsp
     client.send_bytes(b"Content-Type: application/json\r\n\r\n{}\r\n")
-    client.request("shutdown")
-    assert client.proc.wait(60) != 0
-    assert "Content-Length" in log.read_text()
+    assert client.call("shutdown", None, 60).get("error") is None
+    client.notify("exit")
+    assert client.proc.wait(30) == 0
+    assert "without a Content-Length" in log.read_text()
 
 
 def test_a_body_that_is_not_json_gets_a_parse_error_and_the_server_goes_on(lsp) -> None:

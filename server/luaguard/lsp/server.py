@@ -226,8 +226,7 @@ def create_server(modules: Iterable[str] = FEATURE_MODULES, optional: Iterable[s
 
 
 def run_stdio() -> int:
-    """Serve LSP over stdin/stdout until the client sends ``exit``; returns the exit code (1
-    when the message stream fell out of step: :func:`luaguard.lsp.protocol.read_messages`)."""
+    """Serve LSP over stdin/stdout until the client sends ``exit``; returns the exit code."""
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="luaguard: %(levelname)s %(name)s: %(message)s")
     server = create_server()
     return serve_io(server, sys.stdin.buffer, sys.stdout.buffer)
@@ -235,27 +234,23 @@ def run_stdio() -> int:
 
 def serve_io(server: LuaguardServer, stdin, stdout) -> int:
     """pygls' ``start_io`` with luaguard's reader (:func:`~luaguard.lsp.protocol.read_messages`:
-    strict framing, bounded header lines)."""
+    framing errors reported and resynchronised, bounded header lines and bodies)."""
     import threading
 
     from pygls.io_ import StdinAsyncReader, StdoutWriter
 
-    from .protocol import BoundedStdin, FramingError, read_messages
+    from .protocol import BoundedStdin, read_messages
 
     server._stop_event = threading.Event()
     server.protocol.set_writer(StdoutWriter(stdout))
-    reader = StdinAsyncReader(BoundedStdin(stdin), server.thread_pool)
-    code = 0
+    stream = BoundedStdin(stdin)
+    reader = StdinAsyncReader(stream, server.thread_pool)
     try:
-        asyncio.run(read_messages(server._stop_event, reader, server.protocol))
-    except FramingError as exc:
-        print(f"luaguard: the LSP message stream is out of step ({exc}); the server stops (the editor restarts it)",
-              file=sys.stderr, flush=True)
-        code = 1
+        asyncio.run(read_messages(server._stop_event, reader, server.protocol, stream))
     except BrokenPipeError:
         logger.error("the connection to the client is lost; the server stops")
     except (KeyboardInterrupt, SystemExit):
         pass
     finally:
         server.shutdown()
-    return code
+    return 0

@@ -43,13 +43,13 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from wcmatch import glob as wglob
+# wcmatch and tempfile are imported where they are used: the hook and the servers read files
+# through this module and do not pay for them
 
 LUAU_SUFFIXES = (".lua", ".luau")
 
@@ -190,7 +190,6 @@ def regular_file(path: str | os.PathLike) -> bool:
 
 _VCS_DIRS = frozenset({".git", ".hg", ".svn"})
 _WALLY_FOLDERS = frozenset({"Packages", "DevPackages", "ServerPackages"})
-_GLOB_FLAGS = wglob.GLOBSTAR | wglob.DOTGLOB
 
 
 @dataclass
@@ -223,7 +222,11 @@ def is_managed_dir(parent: str, name: str) -> str | None:
 
 def excluded(rel: str, patterns: Sequence[str]) -> bool:
     """Does the project-root-relative POSIX path ``rel`` match one of the ``exclude`` globs?"""
-    return bool(patterns) and wglob.globmatch(rel, list(patterns), flags=_GLOB_FLAGS)
+    if not patterns:
+        return False
+    from wcmatch import glob as wglob
+
+    return wglob.globmatch(rel, list(patterns), flags=wglob.GLOBSTAR | wglob.DOTGLOB)
 
 
 def select_files(paths: Iterable[str | Path], *, root: Path | None = None, exclude: Sequence[str] = ()) -> FileSelection:
@@ -354,6 +357,8 @@ def write_atomic(path: str | Path, data: bytes, *, root: str | Path | None = Non
     from; the file is replaced only if it still has that content (checked once more just
     before the replace), else :class:`Refused` (``CHANGED``) and nothing is written.
     Raises :class:`Refused` or ``OSError`` (the temporary file is removed)."""
+    import tempfile
+
     target = Path(confine(path, root) if root is not None else os.path.realpath(path))
     try:
         st = os.stat(target)

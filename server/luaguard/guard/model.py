@@ -184,7 +184,9 @@ def _check_folder(path: Path) -> dict[str, Any]:
     from ..files import read_text
 
     try:
-        config = json.loads(read_text(config_file, root=path, limit=4 * 1024 * 1024, errors="strict"))
+        # (a regular file within a bound; the folder is the user's choice, and Hugging Face's cache
+        # links its files to a blobs folder beside it)
+        config = json.loads(read_text(config_file, limit=4 * 1024 * 1024, errors="strict"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise ModelLoadError(f"{config_file}: unreadable or invalid JSON: {exc}") from exc
     if not isinstance(config, dict):
@@ -252,10 +254,11 @@ def _present_parameters(path: Path) -> int:
             with f.open("rb") as fh:
                 (n,) = struct.unpack("<Q", fh.read(8))
                 if n > min(size - 8, 100 * 1024 * 1024):
-                    raise ModelLoadError(f"{f}: not a safetensors file (header length {n})")
+                    raise ModelLoadError(f"{path}: cannot load the weights: {f.name} is not a safetensors file "
+                                         f"(header length {n})")
                 header = json.loads(fh.read(n))
         except (OSError, struct.error, ValueError, RecursionError) as exc:
-            raise ModelLoadError(f"{f}: not a safetensors file ({exc})") from exc
+            raise ModelLoadError(f"{path}: cannot load the weights: {f.name} is not a safetensors file ({exc})") from exc
         data = size - 8 - n
         for key, t in (header.items() if isinstance(header, dict) else ()):
             if key == "__metadata__" or not isinstance(t, dict):
@@ -307,8 +310,8 @@ def check_declared_size(path: Path, bytes_per_parameter: int = 4) -> int:
         raise ModelLoadError(f"{path}: cannot read the architecture from config.json: {type(exc).__name__}: {exc}") from exc
     present = _present_parameters(path)
     if declared > present * 1.02 + 1_000_000:
-        raise ModelLoadError(f"{path / 'config.json'}: declares {declared:,} parameters, but its safetensors weights "
-                             f"hold {present:,}; not loaded (a config that does not match its weights)")
+        raise ModelLoadError(f"{path}: cannot load the weights: config.json declares {declared:,} parameters, but the "
+                             f"safetensors files hold {present:,} (a config that does not match its weights); not loaded")
     need, limit = declared * bytes_per_parameter, memory_limit()
     if need > limit:
         raise ModelLoadError(f"{path / 'config.json'}: declares {declared:,} parameters ({need / 1e9:.1f} GB at "

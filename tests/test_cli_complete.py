@@ -77,13 +77,15 @@ def test_json_output_names_the_backend(capsys: pytest.CaptureFixture[str]) -> No
     assert "loading the demonstration model (1.8M parameters" in err
 
 
-def test_complete_uses_the_endpoint_when_set(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """With completion.endpoint set, no local model is loaded: the server answers, and stderr
-    says so."""
+def test_complete_uses_the_endpoint_when_set(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """With completion.endpoint set (in the user's own config: a repository cannot set it), no
+    local model is loaded: the server answers, and stderr says so."""
     with completion_endpoint(completion_reply("Shared.Net)", [-0.1, -0.2], finish_reason="stop")) as endpoint:
         url = endpoint.url
-        (tmp_path / "luaguard.toml").write_text(
-            f'[completion]\nendpoint = "{url}"\nendpoint_model = "qwen-coder"\nendpoint_project = "place"\n')
+        user = tmp_path / "user-config.toml"
+        user.write_text(f'[completion]\nendpoint = "{url}"\nendpoint_model = "qwen-coder"\nendpoint_project = "place"\n')
+        monkeypatch.setenv("LUAGUARD_USER_CONFIG", str(user))
         src = tmp_path / "Main.server.luau"
         src.write_text("local Net = require(game.ReplicatedStorage.\n")
         assert main(["complete", f"{src}:1:44", "--project", str(tmp_path)]) == 0

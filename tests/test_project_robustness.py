@@ -291,7 +291,14 @@ def test_script_contents_are_never_read(tmp_path: Path, monkeypatch: pytest.Monk
         opened.append(os.fspath(file))
         return real_open(file, *args, **kwargs)
 
+    real_os_open = os.open
+
+    def os_spy(file, *args, **kwargs):  # luaguard.files reads with os.open
+        opened.append(os.fspath(file))
+        return real_os_open(file, *args, **kwargs)
+
     monkeypatch.setattr(builtins, "open", spy)
+    monkeypatch.setattr(os, "open", os_spy)
     load_project(tmp_path)
     names = sorted(os.path.basename(p) for p in opened)
     assert names == ["default.project.json", "f.meta.json"]

@@ -69,11 +69,16 @@ class Baseline:
         return out
 
 
-def load_baseline(path: Path) -> Baseline:
-    """Read a baseline file.  Raises :class:`BaselineError` for an unreadable file, invalid
+def load_baseline(path: Path, root: Path | None = None) -> Baseline:
+    """Read a baseline file (``root``: refuse one that resolves outside it, see
+    :mod:`luaguard.files`).  Raises :class:`BaselineError` for an unreadable file, invalid
     JSON (with line and column) or an entry of the wrong shape (with its index)."""
+    from .files import Refused, read_bytes
+
     try:
-        raw = path.read_bytes().decode("utf-8")
+        raw = read_bytes(path, root=root, limit=256 * 1024 * 1024).decode("utf-8")
+    except Refused as exc:
+        raise BaselineError(f"{path}: cannot read the baseline: {exc.why}") from exc
     except (OSError, UnicodeDecodeError) as exc:
         raise BaselineError(f"{path}: cannot read the baseline: {getattr(exc, 'strerror', None) or exc}") from exc
     try:

@@ -38,6 +38,8 @@ def load_settings(root: Path | None, err: Callable[[str], None]) -> Settings:
         raise UsageError(result.error)
     for p in result.problems:
         err(f"warning: {p}")
+    for n in result.notices:
+        err(f"luaguard: warning: {n}")
     return result.settings
 
 
@@ -262,6 +264,7 @@ def cmd_check(args: argparse.Namespace) -> int:
                     f"to check {'them' if n != 1 else 'it'} too, name the folder: luaguard check {shown_path(engine.root) or '.'}")
         for note in selection.notes:
             err(f"luaguard: {note}")
+        _say_refused(selection, err)
         skipped = selection.skipped
         if not selection.files:
             why = "; ".join(f"{n} skipped: {r}" for r, n in skipped.items())
@@ -279,7 +282,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
         with file_progress(len(files), enabled=_stderr_is_terminal()) as advance:
             for file in files:
-                c = _check_file(engine, file, shown_path(file), fix, err)
+                c = _check_file(engine, file, shown_path(file), fix, err, selection.roots.get(file))
                 if changes is not None:
                     since_hidden += _keep_introduced(engine, c, changes)
                 checked.append(c)
@@ -288,7 +291,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     hidden = 0
     scope = f" changed since {args.since}" if args.since is not None else ""
     if args.baseline:
-        findings, hidden = _apply_baseline(Path(args.baseline), checked, update=args.update_baseline, err=err)
+        findings, hidden = _apply_baseline(Path(args.baseline), checked, update=args.update_baseline, err=err,
+                                           root=engine.root)
     if fix is not None and fix.show_diff and paths != ["-"]:
         n = sum(c.fixed for c in checked)
         files = sum(1 for c in checked if c.fixed)
@@ -396,22 +400,28 @@ def _check_stdin(engine, args: argparse.Namespace, fix: FixOptions | None) -> Ch
     return Checked(path, name, text, found, fixed)
 
 
-def _check_file(engine, path: Path, shown: str, fix: FixOptions | None, err: Callable[[str], None]) -> Checked:
-    """Lint one file (and with ``fix``, apply the fixes: atomically, or shown as a diff)."""
+def _check_file(engine, path: Path, shown: str, fix: FixOptions | None, err: Callable[[str], None],
+                root: Path | None = None) -> Checked:
+    """Lint one file (and with ``fix``, apply the fixes: atomically, or shown as a diff).
+    ``root``: the folder reads and writes are confined to (:mod:`luaguard.files`); a fix is
+    written only over the text it was computed from."""
+    from .files import Refused, read_stamped
     from .text import decode_source
 
     try:
-        data = path.read_bytes()
-    except OSError:
-        return Checked(path, shown, None, engine.lint_file(shown))
+        data, stamp = read_stamped(path, root=root)
+    except Refused as exc:
+        return Checked(path, shown, None, engine.unreadable(shown, exc.why))
+    except OSError as exc:
+        return Checked(path, shown, None, engine.unreadable(shown, f"cannot read file: {exc.strerror or exc}"))
     decoded = decode_source(data)
     if fix is None or decoded.text is None or decoded.invalid_utf8_offset is not None:
         if fix is not None and decoded.text is not None:
             err(f"luaguard: {shown}: not fixed: the file is not valid UTF-8")
         return Checked(path, shown, decoded.text, engine.lint_bytes(data, shown))
-    from .fixes import fix_text
+    from . import fixes
 
-    result = fix_text(engine, decoded.text, shown, unsafe=fix.unsafe)
+    result = fixes.fix_text(engine, decoded.text, shown, unsafe=fix.unsafe)
     if result.skipped:
         if fix_available(result.findings, fix.unsafe):
             err(f"luaguard: {shown}: not fixed: {result.skipped}")
@@ -427,11 +437,29 @@ def _check_file(engine, path: Path, shown: str, fix: FixOptions | None, err: Cal
 
             new = (b"\xef\xbb\xbf" if decoded.had_bom else b"") + result.text.encode("utf-8")
             try:
-                write_atomic(path, new)
+                write_atomic(path, new, root=root, expect=stamp)
+            except Refused as exc:
+                err(f"luaguard: {shown}: {exc.why}")
+                return Checked(path, shown, decoded.text, engine.lint_bytes(data, shown, count=False))
             except OSError as exc:
                 err(f"luaguard: {shown}: cannot write the fixes: {exc.strerror or exc}")
                 return Checked(path, shown, decoded.text, engine.lint_bytes(data, shown, count=False))
     return Checked(path, shown, result.text, result.findings, len(result.fixed))
+
+
+def _say_refused(selection, err: Callable[[str], None]) -> None:
+    """One line per kind of file the file layer refused (links out of the root, FIFOs ...)."""
+    from .files import SKIP_NOT_REGULAR, SKIP_OUTSIDE
+
+    for reason, what in ((SKIP_OUTSIDE, "{are} {links} to files outside the project root and {were} not read"),
+                         (SKIP_NOT_REGULAR, "{are} not a regular file (a FIFO, device or socket) and {were} not read")):
+        files = selection.refused.get(reason)
+        if not files:
+            continue
+        n = len(files)
+        words = {"are": "are" if n != 1 else "is", "links": "links" if n != 1 else "a link",
+                 "were": "were" if n != 1 else "was"}
+        err(f"luaguard: {n} Luau file{'s' if n != 1 else ''} {what.format(**words)} (e.g. {shown_path(files[0])})")
 
 
 def fix_available(findings: list[Finding], unsafe: bool) -> bool:
@@ -442,13 +470,18 @@ def fix_available(findings: list[Finding], unsafe: bool) -> bool:
     return bool(fixable(findings, unsafe=unsafe))
 
 
-def _apply_baseline(path: Path, checked: list[Checked], *, update: bool, err: Callable[[str], None]) -> tuple[list[Finding], int]:
+def _apply_baseline(path: Path, checked: list[Checked], *, update: bool, err: Callable[[str], None],
+                    root: Path | None = None) -> tuple[list[Finding], int]:
     """``--baseline FILE``: record the findings when ``FILE`` does not exist (or with
     ``--update-baseline``) and report none; otherwise report only the findings the baseline
-    does not hold.  Returns the findings to report and how many the baseline hid."""
+    does not hold.  Returns the findings to report and how many the baseline hid.  A
+    ``FILE`` spelled inside the project ``root`` is read and written only inside it (a link
+    in the repository leading out is refused)."""
     from .baseline import BaselineError, baseline_json, baseline_key, load_baseline
-    from .files import write_atomic
+    from .files import Refused, lexically_inside, write_atomic
     from .output import relative_to_root
+
+    root = root if root is not None and lexically_inside(path, root) else None
 
     base_dir = Path(os.path.abspath(path)).parent
     items = []
@@ -458,11 +491,13 @@ def _apply_baseline(path: Path, checked: list[Checked], *, update: bool, err: Ca
         items.extend((f, baseline_key(f, c.text, rel)) for f in c.findings)
     if update or not path.exists():
         try:
-            old = len(load_baseline(path)) if path.exists() else None
+            old = len(load_baseline(path, root)) if path.exists() else None
         except BaselineError:
             old = None
         try:
-            write_atomic(path, baseline_json(k for _, k in items).encode("utf-8"))
+            write_atomic(path, baseline_json(k for _, k in items).encode("utf-8"), root=root)
+        except Refused as exc:
+            raise UsageError(f"{path}: cannot write the baseline: {exc.why.replace('not read', 'not written')}") from None
         except OSError as exc:
             raise UsageError(f"{path}: cannot write the baseline: {exc.strerror or exc}") from None
         n = len(items)
@@ -471,7 +506,7 @@ def _apply_baseline(path: Path, checked: list[Checked], *, update: bool, err: Ca
             f"`luaguard check --baseline {path}` reports only findings that are not in it")
         return [], n
     try:
-        baseline = load_baseline(path)
+        baseline = load_baseline(path, root)
     except BaselineError as exc:
         raise UsageError(str(exc)) from None
     fresh = baseline.new_findings(items)
@@ -706,7 +741,8 @@ def cmd_complete(args: argparse.Namespace) -> int:
         who = ("the demonstration model" if result.demonstration
                else f"{result.backend or 'endpoint'} model {result.model or '(unnamed)'}")
         note = (f"luaguard: answered by {who}: {'guarded' if result.guarded else 'unguarded'}, {result.tokens} tokens, "
-                f"mean p {result.mean_prob:.2f}, min p {result.min_prob:.2f}, stop: {result.stop_reason}")
+                + (f"mean p {result.mean_prob:.2f}, min p {result.min_prob:.2f}" if result.mean_prob is not None
+                   else "confidence unknown") + f", stop: {result.stop_reason}")
         if result.fim_family:
             note += f", fill-in-the-middle ({result.fim_family})"
         if result.withheld:
@@ -772,8 +808,7 @@ def cmd_index(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     from .lsp.server import run_stdio
 
-    run_stdio()
-    return EXIT_OK
+    return run_stdio()
 
 
 def cmd_hook(args: argparse.Namespace) -> int:
@@ -788,12 +823,16 @@ def cmd_hook(args: argparse.Namespace) -> int:
     opts = HookOptions(agent=args.agent, output=args.output, project=Path(args.project) if args.project else None,
                        timeout=max(0.1, args.timeout), extra_tool_files=tuple(args.tools or ()))
     resp = run_hook(data, opts)
-    if resp.stdout:
-        sys.stdout.write(resp.stdout)
-        sys.stdout.flush()
-    if resp.stderr:
-        sys.stderr.write(resp.stderr)
-        sys.stderr.flush()
+    for stream, text in ((sys.stdout, resp.stdout), (sys.stderr, resp.stderr)):
+        if text:
+            try:
+                stream.write(text)
+                stream.flush()
+            except UnicodeEncodeError:  # a lone surrogate quoted back: the answer still goes out
+                stream.buffer.write(text.encode("utf-8", "backslashreplace"))
+                stream.flush()
+    if resp.abandoned:  # the time-out ends the process, not only the answer
+        os._exit(resp.exit_code)
     return resp.exit_code
 
 
@@ -805,9 +844,12 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         from .install import extra_command
 
         raise UsageError(f"luaguard mcp needs the MCP SDK (luaguard's mcp extra): {extra_command('mcp')} ({exc})") from None
+    from .agents.proxy import run_stdio
+
     err = lambda msg: print(msg, file=sys.stderr)  # noqa: E731
     engine = make_engine(args, err)
-    build_server(engine, extra_tool_files=tuple(args.tools or ())).run()
+    # the proxy's stdio transport: malformed requests get JSON-RPC errors, not silence
+    run_stdio(build_server(engine, extra_tool_files=tuple(args.tools or ()))._lowlevel_server)
     return EXIT_OK
 
 

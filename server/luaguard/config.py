@@ -366,21 +366,103 @@ def find_config(start: Path) -> Path | None:
     return None
 
 
-def load_config(path: Path, base: Settings | None = None) -> tuple[Settings, list[SettingsProblem]]:
-    """Read a ``luaguard.toml``.
+#: config files larger than this are not read (bytes)
+MAX_CONFIG_BYTES = 4 * 1024 * 1024
 
-    Raises :class:`ConfigError` (``"path:line:col: message"``) for TOML syntax errors or
-    an unreadable file; invalid values become problems and defaults.
-    """
+
+def read_config_data(path: Path) -> dict[str, Any]:
+    """The TOML table of a config file: only a regular file inside its own folder (a link
+    leading elsewhere is refused), at most :data:`MAX_CONFIG_BYTES` (:mod:`luaguard.files`).
+    Raises :class:`ConfigError` (``"path:line:col: message"``) for TOML syntax errors or an
+    unreadable file."""
+    from .files import Refused, read_bytes
+
     try:
-        raw = path.read_bytes().decode("utf-8")
+        raw = read_bytes(path, root=Path(path).parent, limit=MAX_CONFIG_BYTES).decode("utf-8")
+    except Refused as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.why}") from exc
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read: {exc}") from exc
     try:
-        data = tomllib.loads(raw)
+        return tomllib.loads(raw)
     except tomllib.TOMLDecodeError as exc:
         m = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
         where = f"{path}:{m.group(1)}:{m.group(2)}" if m else str(path)
         msg = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc))
         raise ConfigError(f"{where}: invalid TOML: {msg}") from exc
-    return settings_from_mapping(data, str(path), base)
+    except RecursionError:
+        raise ConfigError(f"{path}: invalid TOML: nested too deeply") from None
+
+
+def load_config(path: Path, base: Settings | None = None) -> tuple[Settings, list[SettingsProblem]]:
+    """Read a ``luaguard.toml`` (every key honoured: see :func:`luaguard.workspace.read_project_settings`
+    for a repository's file, whose keys in :data:`USER_ONLY_KEYS` are not).
+
+    Raises :class:`ConfigError` (``"path:line:col: message"``) for TOML syntax errors or
+    an unreadable file; invalid values become problems and defaults.
+    """
+    return settings_from_mapping(read_config_data(path), str(path), base)
+
+
+# -- workspace trust ---------------------------------------------------------------------------
+#: Settings that send code off the machine or load a model: honoured only from the user's own
+#: settings (the editor's, :func:`user_config_path`, the environment: :data:`ENV_SETTINGS`),
+#: never from a repository's ``luaguard.toml`` - unless the user lists the repository in
+#: ``trusted_projects`` of the user config file.  ``(table, key)``.
+USER_ONLY_KEYS: tuple[tuple[str, str], ...] = (("completion", "endpoint"), ("completion", "model"))
+#: Environment variables that set completion settings (the user's own, like the editor's).
+ENV_SETTINGS: dict[str, tuple[str, str]] = {
+    "LUAGUARD_COMPLETION_ENDPOINT": ("completion", "endpoint"),
+    "LUAGUARD_COMPLETION_ENDPOINT_MODEL": ("completion", "endpoint_model"),
+    "LUAGUARD_COMPLETION_ENDPOINT_PROJECT": ("completion", "endpoint_project"),
+    "LUAGUARD_COMPLETION_MODEL": ("completion", "model"),
+}
+
+
+def user_config_path() -> Path:
+    """The user's own config file: ``$LUAGUARD_USER_CONFIG``, else
+    ``$XDG_CONFIG_HOME/luaguard/config.toml``, else ``~/.config/luaguard/config.toml``
+    (``%APPDATA%\\luaguard\\config.toml`` on Windows).  It takes every ``luaguard.toml``
+    key, plus ``trusted_projects``: folders whose own ``luaguard.toml`` may set
+    :data:`USER_ONLY_KEYS` too."""
+    import os
+
+    env = os.environ.get("LUAGUARD_USER_CONFIG")
+    if env:
+        return Path(env).expanduser()
+    base = os.environ.get("XDG_CONFIG_HOME") or (os.environ.get("APPDATA") if os.name == "nt" else None)
+    return Path(base or Path.home() / ".config") / "luaguard" / "config.toml"
+
+
+def user_only_keys_set(data: Any) -> list[str]:
+    """The :data:`USER_ONLY_KEYS` a config table sets (``"completion.endpoint"`` ...)."""
+    out = []
+    for table, key in USER_ONLY_KEYS:
+        section = data.get(table) if isinstance(data, dict) else None
+        if isinstance(section, dict) and any(_snake(str(k)) == key for k in section):
+            out.append(f"{table}.{key}")
+    return out
+
+
+def without_user_only_keys(data: dict[str, Any]) -> dict[str, Any]:
+    """A copy of a config table without the :data:`USER_ONLY_KEYS`."""
+    out = dict(data)
+    for table, key in USER_ONLY_KEYS:
+        section = out.get(table)
+        if isinstance(section, dict):
+            out[table] = {k: v for k, v in section.items() if _snake(str(k)) != key}
+    return out
+
+
+def env_settings(environ: Any = None) -> dict[str, Any]:
+    """The settings the environment sets (:data:`ENV_SETTINGS`), as a config table (empty
+    values are not set)."""
+    import os
+
+    environ = os.environ if environ is None else environ
+    out: dict[str, Any] = {}
+    for name, (table, key) in ENV_SETTINGS.items():
+        value = environ.get(name)
+        if value:
+            out.setdefault(table, {})[key] = value
+    return out

@@ -378,12 +378,23 @@ class Engine:
         return findings
 
     def lint_file(self, path: str | Path) -> list[Finding]:
-        """Read and lint one file; an unreadable file is one finding, not an exception."""
+        """Read and lint one file; an unreadable file is one finding, not an exception.  A
+        path inside the project root is read only if it resolves inside it, and only a
+        regular file within the size limit (:func:`luaguard.files.read_bytes`)."""
+        from .files import Refused, lexically_inside, read_bytes
+
+        root = self.root if self.root is not None and lexically_inside(path, self.root) else None
         try:
-            data = Path(path).read_bytes()
-        except OSError as exc:
-            return self._selected([_file_problem(path, "unreadable_file", f"cannot read file: {exc.strerror or exc}")])
+            data = read_bytes(path, root=root)
+        except Refused as exc:
+            return self.unreadable(path, exc.why)
+        except (OSError, ValueError) as exc:
+            return self.unreadable(path, f"cannot read file: {getattr(exc, 'strerror', None) or exc}")
         return self.lint_bytes(data, path)
+
+    def unreadable(self, path: str | Path, why: str) -> list[Finding]:
+        """The one ``unreadable_file`` finding for ``path`` (if selected): ``why`` it was not read."""
+        return self._selected([_file_problem(path, "unreadable_file", why)])
 
     def _selected(self, findings: list[Finding]) -> list[Finding]:
         return [f for f in findings if self.settings.selects(f.rule, f.severity)]
@@ -475,8 +486,12 @@ def _file_problem(path: str | Path, rule: str, message: str, severity: Severity 
 
 
 def _read_text(path: Path) -> str | None:
+    """A project script's text for the run-time names (the index maps only files inside the
+    root: read only a regular file, within the size limit); ``None`` when unreadable."""
+    from .files import read_bytes
+
     try:
-        data = path.read_bytes()
+        data = read_bytes(path)
     except (OSError, ValueError):  # ValueError: a NUL or an unpaired surrogate in the name
         return None
     return decode_source(data).text

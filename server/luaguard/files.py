@@ -1,4 +1,25 @@
-"""Which files ``luaguard check`` lints: the directory walk and what it leaves out.
+"""Every file luaguard reads or writes goes through here: the one file-access layer, and
+which files ``luaguard check`` lints.
+
+**Reading and writing** (:func:`read_bytes`, :func:`read_text`, :func:`read_stamped`,
+:func:`write_atomic`).  A repository is untrusted input: a file in it may be a symbolic link
+to ``/etc/passwd`` or ``/dev/zero``, a FIFO, or a sparse file of 64 GiB.  So:
+
+* with a ``root`` (the project's), the path is resolved (links followed) and refused when
+  its real path is outside the root's real path (:data:`OUTSIDE`);
+* only regular files are read or replaced (:data:`NOT_REGULAR`): a FIFO, a device or a
+  socket is never opened for reading (opened non-blocking, checked with ``fstat``);
+* the size limit is enforced while reading (:data:`TOO_LARGE`): at most ``limit + 1``
+  bytes are ever read, whatever the file claims;
+* a write replaces a regular file atomically, inside the root, and - given the
+  :class:`Stamp` of the text it was computed from - only if the file still has that text
+  (:data:`CHANGED`): a line saved meanwhile is never lost.
+
+Each refusal is a :class:`Refused` (an ``OSError``) naming the path and the reason; front
+ends say it once (the CLI gathers them into one line, the language server shows each kind
+once).
+
+**Which files ``luaguard check`` lints**: the directory walk and what it leaves out.
 
 Every ``.lua``/``.luau`` file is linted wherever it lives (a project's own code may sit in
 ``src/ReplicatedFirst/Packages/MyGame/`` or a dot-folder such as ``.lune/``), except:
@@ -19,15 +40,16 @@ CLI's ``--stats`` and its "0 files" message.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
-import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from wcmatch import glob as wglob
+# wcmatch and tempfile are imported where they are used: the hook and the servers read files
+# through this module and do not pay for them
 
 LUAU_SUFFIXES = (".lua", ".luau")
 
@@ -36,20 +58,157 @@ SKIP_NPM = "npm packages (node_modules)"
 SKIP_EXCLUDED = "excluded by luaguard.toml's exclude"
 SKIP_NOT_LUAU = "not a Luau file (.lua/.luau)"
 SKIP_UNMAPPED = "not mapped by the project file (pass PATHS, e.g. `luaguard check .`, to check them)"
+SKIP_OUTSIDE = "links to files outside the project root (not read)"
+SKIP_NOT_REGULAR = "not a regular file (a FIFO, device or socket; not read)"
+
+#: :class:`Refused` reasons
+OUTSIDE, NOT_REGULAR, TOO_LARGE, CHANGED = "outside_root", "not_regular", "too_large", "changed"
+#: what a read returns at most, by default (bytes): the linter's own limit
+MAX_READ_BYTES = 16 * 1024 * 1024
+_CHUNK = 1 << 20
+
+
+class Refused(OSError):
+    """A read or write the file layer would not do.  ``reason``: :data:`OUTSIDE`,
+    :data:`NOT_REGULAR`, :data:`TOO_LARGE` or :data:`CHANGED`; ``path``: as given;
+    ``str()``: ``"<path>: <why>"``."""
+
+    def __init__(self, path: str | os.PathLike, reason: str, message: str) -> None:
+        super().__init__(f"{os.fspath(path)}: {message}")
+        self.path = os.fspath(path)
+        self.reason = reason
+        self.why = message
+
+
+@dataclass(frozen=True, slots=True)
+class Stamp:
+    """What a file held when it was read: its size in bytes, modification time (ns) and the
+    SHA-256 of its bytes.  :func:`write_atomic` compares the content hash (equal sizes and
+    times alone do not prove equal content)."""
+
+    size: int
+    mtime_ns: int
+    sha256: str
+
+
+def inside(path: str | os.PathLike, root: str | os.PathLike) -> bool:
+    """Is the real path of ``path`` (links resolved) the real path of ``root`` or under it?"""
+    real, real_root = os.path.realpath(path), os.path.realpath(root)
+    return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
+
+
+def lexically_inside(path: str | os.PathLike, root: str | os.PathLike) -> bool:
+    """Is ``path`` spelled inside ``root`` (absolute, ``..`` folded, no link resolved), as
+    the root is given or as its real path?"""
+    p = os.path.normpath(os.path.abspath(path))
+    for r in {os.path.normpath(os.path.abspath(root)), os.path.realpath(root)}:
+        if p == r or p.startswith(r.rstrip(os.sep) + os.sep):
+            return True
+    return False
+
+
+def confine(path: str | os.PathLike, root: str | os.PathLike) -> str:
+    """The real path of ``path``; raises :class:`Refused` (:data:`OUTSIDE`) when it is not
+    inside ``root`` (a ``..``, an absolute path elsewhere, or a link leading out)."""
+    real = os.path.realpath(path)
+    real_root = os.path.realpath(root)
+    if real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep):
+        linked = lexically_inside(path, root)
+        raise Refused(path, OUTSIDE, "a link to a file outside the project root; not read" if linked
+                      else "outside the project root; not read")
+    return real
+
+
+def read_stamped(path: str | os.PathLike, *, root: str | os.PathLike | None = None,
+                 limit: int = MAX_READ_BYTES) -> tuple[bytes, Stamp]:
+    """The bytes of the regular file ``path`` (at most ``limit``) and its :class:`Stamp`.
+
+    ``root``: refuse a file whose real path is outside it.  Raises :class:`Refused`
+    (outside the root, not a regular file, over ``limit`` - found while reading, never by
+    reading it all first) or ``OSError`` (``FileNotFoundError`` ...)."""
+    real = confine(path, root) if root is not None else os.fspath(path)
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
+    if root is not None:
+        flags |= getattr(os, "O_NOFOLLOW", 0)  # the path is resolved: a link now is a swap
+    fd = os.open(real, flags)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise Refused(path, NOT_REGULAR, "not a regular file; not read")
+        if st.st_size > limit:
+            raise Refused(path, TOO_LARGE, f"file is {st.st_size:,} bytes, over the {limit:,}-byte limit; not read")
+        chunks: list[bytes] = []
+        total = 0
+        while True:
+            chunk = os.read(fd, min(_CHUNK, limit + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > limit:
+                raise Refused(path, TOO_LARGE, f"file is over the {limit:,}-byte limit; not read")
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    return data, Stamp(len(data), st.st_mtime_ns, hashlib.sha256(data).hexdigest())
+
+
+def read_bytes(path: str | os.PathLike, *, root: str | os.PathLike | None = None, limit: int = MAX_READ_BYTES) -> bytes:
+    """:func:`read_stamped` without the stamp."""
+    return read_stamped(path, root=root, limit=limit)[0]
+
+
+def read_text(path: str | os.PathLike, *, root: str | os.PathLike | None = None, limit: int = MAX_READ_BYTES,
+              errors: str = "replace") -> str:
+    """:func:`read_bytes` decoded as UTF-8 (a byte-order mark dropped; ``errors`` as for
+    ``bytes.decode``)."""
+    return read_bytes(path, root=root, limit=limit).decode("utf-8-sig", errors)
+
+
+def stamp_of(data: bytes) -> Stamp:
+    """A :class:`Stamp` of content only (no size or time on disk), for :func:`write_atomic`."""
+    return Stamp(len(data), 0, hashlib.sha256(data).hexdigest())
+
+
+def _still(real: str | os.PathLike, expect: Stamp, shown: str | os.PathLike) -> None:
+    try:
+        data = read_bytes(real, limit=max(expect.size, 0))
+    except FileNotFoundError:
+        raise Refused(shown, CHANGED, "the file was deleted while it was being checked; not written") from None
+    except Refused:
+        data = None
+    if data is None or hashlib.sha256(data).hexdigest() != expect.sha256:
+        raise Refused(shown, CHANGED, "the file changed while it was being checked; not fixed")
+
+
+def regular_file(path: str | os.PathLike) -> bool:
+    """Is ``path`` (links followed) a regular file?  (``False`` when it does not exist.)"""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
 
 _VCS_DIRS = frozenset({".git", ".hg", ".svn"})
 _WALLY_FOLDERS = frozenset({"Packages", "DevPackages", "ServerPackages"})
-_GLOB_FLAGS = wglob.GLOBSTAR | wglob.DOTGLOB
 
 
 @dataclass
 class FileSelection:
     """The files to lint (in order, no duplicates), how many were skipped per reason (the
-    ``SKIP_*`` strings), and one note per file named on the command line that was skipped."""
+    ``SKIP_*`` strings), one note per file named on the command line that was skipped,
+    ``refused``: per reason (:data:`SKIP_OUTSIDE`, :data:`SKIP_NOT_REGULAR`) the files left
+    out (for one message per reason), and ``roots``: per file, the root its reads and writes
+    are confined to (``None``: a file named on the command line outside any project)."""
 
     files: list[Path] = field(default_factory=list)
     skipped: Counter[str] = field(default_factory=Counter)
     notes: list[str] = field(default_factory=list)
+    refused: dict[str, list[Path]] = field(default_factory=dict)
+    roots: dict[Path, Path | None] = field(default_factory=dict)
+
+    def refuse(self, reason: str, path: Path) -> None:
+        self.skipped[reason] += 1
+        self.refused.setdefault(reason, []).append(path)
 
 
 def is_managed_dir(parent: str, name: str) -> str | None:
@@ -63,7 +222,11 @@ def is_managed_dir(parent: str, name: str) -> str | None:
 
 def excluded(rel: str, patterns: Sequence[str]) -> bool:
     """Does the project-root-relative POSIX path ``rel`` match one of the ``exclude`` globs?"""
-    return bool(patterns) and wglob.globmatch(rel, list(patterns), flags=_GLOB_FLAGS)
+    if not patterns:
+        return False
+    from wcmatch import glob as wglob
+
+    return wglob.globmatch(rel, list(patterns), flags=wglob.GLOBSTAR | wglob.DOTGLOB)
 
 
 def select_files(paths: Iterable[str | Path], *, root: Path | None = None, exclude: Sequence[str] = ()) -> FileSelection:
@@ -73,11 +236,12 @@ def select_files(paths: Iterable[str | Path], *, root: Path | None = None, exclu
     out = FileSelection()
     seen: set[Path] = set()
 
-    def add(p: Path) -> None:
+    def add(p: Path, boundary: Path | None) -> None:
         key = p.resolve()
         if key not in seen:
             seen.add(key)
             out.files.append(p)
+            out.roots[p] = boundary
 
     def rel_of(p: Path) -> str | None:
         if root is None:
@@ -87,9 +251,21 @@ def select_files(paths: Iterable[str | Path], *, root: Path | None = None, exclu
         except ValueError:
             return None
 
+    def refused(p: Path, boundary: Path | None) -> str | None:
+        """The reason ``p`` is not read (a link out of ``boundary``, not a regular file), or None."""
+        if boundary is not None and not inside(p, boundary):
+            return SKIP_OUTSIDE
+        if os.path.lexists(p) and os.path.exists(p) and not regular_file(p):
+            return SKIP_NOT_REGULAR
+        return None
+
     for raw in paths:
         p = Path(raw)
+        # reads stay inside the project when the path is spelled inside it (a link in the
+        # project leading out is refused), else inside the directory named
+        in_project = root is not None and (lexically_inside(p, root) or inside(p, root))
         if p.is_dir():
+            boundary = root if in_project else p
             for dirpath, dirnames, filenames in os.walk(p):
                 base = os.path.basename(dirpath)
                 keep = []
@@ -110,17 +286,25 @@ def select_files(paths: Iterable[str | Path], *, root: Path | None = None, exclu
                     if rel is not None and excluded(rel, exclude):
                         out.skipped[SKIP_EXCLUDED] += 1
                         continue
-                    add(f)
-        elif p.exists():
+                    why = refused(f, boundary)
+                    if why is not None:
+                        out.refuse(why, f)
+                        continue
+                    add(f, boundary)
+        elif os.path.lexists(p):
+            boundary = root if in_project else None
             rel = rel_of(p)
+            why = refused(p, boundary)
             if not p.name.endswith(LUAU_SUFFIXES):
                 out.skipped[SKIP_NOT_LUAU] += 1
                 out.notes.append(f"{raw}: skipped: {SKIP_NOT_LUAU}")
+            elif why is not None:
+                out.refuse(why, p)
             elif rel is not None and excluded(rel, exclude):
                 out.skipped[SKIP_EXCLUDED] += 1
                 out.notes.append(f"{raw}: skipped: {SKIP_EXCLUDED}")
             else:
-                add(p)
+                add(p, boundary)
         else:
             raise FileNotFoundError(str(raw))
     return out
@@ -143,8 +327,13 @@ def filter_project_files(files: Iterable[Path], *, root: Path, exclude: Sequence
             out.skipped[reason] += 1
         elif excluded(rel, exclude):
             out.skipped[SKIP_EXCLUDED] += 1
+        elif not inside(f, root):
+            out.refuse(SKIP_OUTSIDE, f)
+        elif os.path.exists(f) and not regular_file(f):
+            out.refuse(SKIP_NOT_REGULAR, f)
         else:
             out.files.append(f)
+            out.roots[f] = root
     return out
 
 
@@ -155,16 +344,33 @@ def _count_luau(path: str) -> int:
     return n
 
 
-def write_atomic(path: str | Path, data: bytes) -> None:
-    """Replace the file at ``path`` (following a symbolic link to its target) with ``data``:
-    written to a temporary file in the same directory, flushed to disk, given the old
-    file's permission bits (a new file: 0666 less the umask), then moved over the old one
-    with ``os.replace`` - a reader sees the old or the new file, never half of one.
-    Raises ``OSError`` (the temporary file is removed)."""
-    target = Path(os.path.realpath(path))
+def write_atomic(path: str | Path, data: bytes, *, root: str | Path | None = None,
+                 expect: Stamp | None = None) -> None:
+    """Replace the file at ``path`` with ``data``: written to a temporary file in the same
+    directory, flushed to disk, given the old file's permission bits (a new file: 0666 less
+    the umask), then moved over the old one with ``os.replace`` - a reader sees the old or
+    the new file, never half of one.
+
+    A symbolic link is resolved and its target written (the link stays), but with ``root``
+    the target must be inside it (:func:`confine`).  Only a regular file is replaced (or a
+    new file created).  ``expect``: the :class:`Stamp` of the text the new data was computed
+    from; the file is replaced only if it still has that content (checked once more just
+    before the replace), else :class:`Refused` (``CHANGED``) and nothing is written.
+    Raises :class:`Refused` or ``OSError`` (the temporary file is removed)."""
+    import tempfile
+
+    target = Path(confine(path, root) if root is not None else os.path.realpath(path))
     try:
-        mode = stat.S_IMODE(target.stat().st_mode)
+        st = os.stat(target)
     except FileNotFoundError:
+        st = None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        raise Refused(path, NOT_REGULAR, "not a regular file; not written")
+    if expect is not None:
+        _still(target, expect, path)
+    if st is not None:
+        mode = stat.S_IMODE(st.st_mode)
+    else:
         umask = os.umask(0)
         os.umask(umask)
         mode = 0o666 & ~umask
@@ -175,6 +381,8 @@ def write_atomic(path: str | Path, data: bytes) -> None:
             fh.flush()
             os.fsync(fh.fileno())
         os.chmod(tmp, mode)
+        if expect is not None:
+            _still(target, expect, path)
         os.replace(tmp, target)
     except BaseException:
         try:

@@ -11,7 +11,19 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .config import CONFIG_FILE, ConfigError, Settings, SettingsProblem, find_config, load_config
+from .config import (
+    CONFIG_FILE,
+    ConfigError,
+    Settings,
+    SettingsProblem,
+    env_settings,
+    find_config,
+    read_config_data,
+    settings_from_mapping,
+    user_config_path,
+    user_only_keys_set,
+    without_user_only_keys,
+)
 
 #: Names that mark a project root (a ``*.project.json`` or ``*.project.jsonc`` counts too).
 PROJECT_MARKERS = (CONFIG_FILE, "default.project.json", "sourcemap.json")
@@ -58,31 +70,90 @@ class ProjectSettings:
     ``settings`` are usable in every case (defaults when the file is missing or broken);
     ``problems`` are invalid values that were replaced by defaults; ``error`` is set when
     the file could not be read at all (``"path:line:col: invalid TOML: ..."``);
-    ``config_path`` is the file read (``None``: there is none).
+    ``config_path`` is the file read (``None``: there is none); ``notices``: what the user
+    must be told once (the repository's settings that were ignored, and how to allow them).
     """
 
     settings: Settings = field(default_factory=Settings)
     problems: list[SettingsProblem] = field(default_factory=list)
     config_path: Path | None = None
     error: str | None = None
+    notices: list[str] = field(default_factory=list)
 
 
 def read_project_settings(root: Path | None, base: Settings | None = None) -> ProjectSettings:
-    """Read the ``luaguard.toml`` of ``root`` (or the nearest one above it).
+    """The settings for the project at ``root``, in layers (later ones override):
 
-    ``base`` (default: all defaults) is what the file's keys override.  Never raises.
+    1. ``base`` (default: all defaults);
+    2. the user's config file (:func:`~luaguard.config.user_config_path`), every key;
+    3. the ``luaguard.toml`` of ``root`` (or the nearest one above it) - except the settings
+       that send code off the machine or load a model
+       (:data:`~luaguard.config.USER_ONLY_KEYS`): a repository is untrusted input, so those
+       are ignored (and :attr:`ProjectSettings.notices` says so) unless the user config's
+       ``trusted_projects`` lists the project (VS Code's workspace trust, for luaguard);
+    4. the environment (:data:`~luaguard.config.ENV_SETTINGS`).
+
+    Never raises: a broken user config is a problem; a broken ``luaguard.toml`` is
+    :attr:`ProjectSettings.error`.
     """
-    base = base or Settings()
+    settings = base or Settings()
+    problems: list[SettingsProblem] = []
+    notices: list[str] = []
+    user_path = user_config_path()
+    trusted: list[str] = []
+    if user_path.is_file():
+        try:
+            data = read_config_data(user_path)
+        except ConfigError as exc:
+            problems.append(SettingsProblem(str(user_path), "<file>", f"{exc}; not used"))
+        else:
+            listed = data.pop("trusted_projects", [])
+            if isinstance(listed, list) and all(isinstance(p, str) for p in listed):
+                trusted = listed
+            else:
+                problems.append(SettingsProblem(str(user_path), "trusted_projects",
+                                                "expected a list of folders; no project trusted"))
+            settings, found = settings_from_mapping(data, str(user_path), settings)
+            problems += found
+    result = ProjectSettings(settings, problems, None, None, notices)
+    path = None
+    if root is not None:
+        path = root / CONFIG_FILE
+        if not path.is_file():
+            path = find_config(root)
+    if path is not None:
+        result.config_path = path
+        try:
+            data = read_config_data(path)
+        except ConfigError as exc:
+            result.error = str(exc)
+            data = None
+        if data is not None:
+            ignored = user_only_keys_set(data)
+            if ignored and not _trusted(root, trusted):
+                data = without_user_only_keys(data)
+                notices.append(
+                    f"{path}: {' and '.join(ignored)} ignored: a repository's settings cannot send your code off this "
+                    f"machine or choose a model to load. Set {'them' if len(ignored) > 1 else 'it'} in your editor's "
+                    f"luaguard settings, in {user_path} or in the environment (LUAGUARD_COMPLETION_ENDPOINT, "
+                    f"LUAGUARD_COMPLETION_MODEL); or, if you trust this repository, add "
+                    f"trusted_projects = [\"{Path(root).resolve()}\"] to {user_path}.")
+            result.settings, found = settings_from_mapping(data, str(path), result.settings)
+            result.problems += found
+    env = env_settings()
+    if env:
+        result.settings, found = settings_from_mapping(env, "environment", result.settings)
+        result.problems += found
+    return result
+
+
+def _trusted(root: Path | None, trusted: list[str]) -> bool:
+    """Is ``root`` one of the user's ``trusted_projects`` folders or inside one?"""
     if root is None:
-        return ProjectSettings(base)
-    path = root / CONFIG_FILE
-    if not path.is_file():
-        found = find_config(root)
-        if found is None:
-            return ProjectSettings(base)
-        path = found
-    try:
-        settings, problems = load_config(path, base)
-    except ConfigError as exc:
-        return ProjectSettings(base, [], path, str(exc))
-    return ProjectSettings(settings, problems, path)
+        return False
+    real = os.path.realpath(root)
+    for folder in trusted:
+        t = os.path.realpath(os.path.expanduser(folder))
+        if real == t or real.startswith(t.rstrip(os.sep) + os.sep):
+            return True
+    return False

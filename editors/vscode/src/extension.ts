@@ -259,7 +259,8 @@ async function startServer(context: vscode.ExtensionContext): Promise<void> {
       interpreterSetting: interpreter,
       importStrategy: strategy as ImportStrategy,
       pythonExtension: interpreter.length === 0 ? await pythonExtensionInterpreter() : undefined,
-      workspaceFolders: workspaceFolders(),
+      // a workspace's own .venv is a program the repository supplies: only in a trusted workspace
+      workspaceFolders: vscode.workspace.isTrusted ? workspaceFolders() : [],
       bundledLibs: context.asAbsolutePath(path.join("bundled", "libs")),
     },
     machine,

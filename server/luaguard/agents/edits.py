@@ -66,9 +66,13 @@ def unified_diff(rel: str, old: str | None, new: str | None) -> str:
 
 
 def read_text(path: Path) -> str | None:
-    """The file's text (UTF-8, invalid bytes replaced), ``None`` if it does not exist."""
+    """The file's text (UTF-8, invalid bytes replaced), ``None`` if it does not exist.  Only a
+    regular file within the size limit is read (:func:`luaguard.files.read_bytes`: raises
+    :class:`~luaguard.files.Refused` otherwise)."""
+    from ..files import read_bytes
+
     try:
-        return path.read_bytes().decode("utf-8", errors="replace")
+        return read_bytes(path).decode("utf-8", errors="replace")
     except FileNotFoundError:
         return None
 

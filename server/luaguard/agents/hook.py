@@ -61,6 +61,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
+import stat
 import tempfile
 import threading
 import time
@@ -70,6 +72,8 @@ from typing import Any
 
 from .edits import EditError, FileChange, StringEdit, apply_patch_envelope, apply_string_edits, patch_paths, read_text
 from .payloads import AGENTS, PayloadError, ToolUse, parse_payload
+
+_STASH_NAME = re.compile(r"^[0-9a-f]{64}\.json$")
 
 LUAU_SUFFIXES = (".lua", ".luau")
 #: content over this many bytes is not checked (passes with a note): the linter's own limit
@@ -96,11 +100,14 @@ class Verdict:
 
 @dataclass(slots=True)
 class HookResponse:
-    """What the hook process does: ``exit_code``, ``stdout`` and ``stderr`` text."""
+    """What the hook process does: ``exit_code``, ``stdout`` and ``stderr`` text;
+    ``abandoned``: the judging ran past the time-out and is still running (the process
+    should end right after answering, not wait for it)."""
 
     exit_code: int
     stdout: str = ""
     stderr: str = ""
+    abandoned: bool = False
 
 
 @dataclass(slots=True)
@@ -155,10 +162,42 @@ def _inside(path: Path, root: Path) -> bool:
 
 # -- old texts kept between the before- and after-hook ----------------------------------------
 def _stash_dir(options: HookOptions) -> Path:
+    """Where old texts are kept: ``options.stash_dir``, else ``hook`` in the user's cache
+    directory (``$LUAGUARD_CACHE_DIR``, else ``$XDG_CACHE_HOME/luaguard``, else
+    ``~/.cache/luaguard``) - never a shared temporary directory another user could plant."""
     if options.stash_dir is not None:
         return options.stash_dir
-    who = os.getuid() if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
-    return Path(tempfile.gettempdir()) / f"luaguard-hook-{who}"
+    env = os.environ.get("LUAGUARD_CACHE_DIR")
+    if env and env.lower() != "off":
+        return Path(env).expanduser() / "hook"
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "luaguard" / "hook"
+
+
+def _open_stash(options: HookOptions) -> int:
+    """A descriptor of the private stash directory, made (0700) if missing.  Raises
+    ``OSError`` when the path is a link or not a directory, or belongs to another user (the
+    directory is then not used: nothing is followed, nothing deleted); a directory of ours
+    with wider permissions is narrowed to 0700."""
+    d = _stash_dir(options)
+    d.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    try:
+        os.mkdir(d, 0o700)
+    except FileExistsError:
+        pass
+    fd = os.open(d, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISDIR(st.st_mode):
+            raise OSError(f"{d} is not a directory")
+        if hasattr(os, "getuid") and st.st_uid != os.getuid():
+            raise OSError(f"{d} belongs to another user")
+        if stat.S_IMODE(st.st_mode) != 0o700:
+            os.fchmod(fd, 0o700)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def _stash_key(use: ToolUse, path: Path, new_text: str) -> str:
@@ -169,37 +208,60 @@ def _stash_key(use: ToolUse, path: Path, new_text: str) -> str:
 
 
 def _stash(use: ToolUse, options: HookOptions, changes: list[tuple[FileChange, Path]]) -> None:
-    """Record each change's old text under (session, path, new text); never raises."""
+    """Record each change's old text under (session, path, new text); never raises.  Only
+    our own records (regular files named by a key) are ever removed, by name inside the
+    directory (no link followed)."""
     try:
-        d = _stash_dir(options)
-        d.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = _open_stash(options)
+    except OSError:
+        return
+    try:
         now = time.time()
-        for entry in os.scandir(d):
+        for name in os.listdir(fd):
+            if not _STASH_NAME.match(name):
+                continue
             try:
-                if now - entry.stat().st_mtime > STASH_MAX_AGE:
-                    os.unlink(entry.path)
+                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                if stat.S_ISREG(st.st_mode) and now - st.st_mtime > STASH_MAX_AGE:
+                    os.unlink(name, dir_fd=fd)
             except OSError:
                 pass
         for ch, p in changes:
             if ch.new is None:
                 continue
-            target = d / (_stash_key(use, p, ch.new) + ".json")
-            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            name = _stash_key(use, p, ch.new) + ".json"
+            try:
+                out = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600,
+                              dir_fd=fd)
+            except OSError:
+                continue
+            with os.fdopen(out, "w", encoding="utf-8", errors="surrogatepass") as fh:
                 json.dump({"path": str(p), "old": ch.old}, fh)
-    except OSError:
+    except (OSError, ValueError):
         pass
+    finally:
+        os.close(fd)
 
 
 def _unstash(use: ToolUse, options: HookOptions, path: Path, new_text: str) -> tuple[bool, str | None]:
     """``(found, old text)`` recorded by the before-hook for this written text (the
     record is removed); ``old`` ``None`` with ``found``: the file did not exist."""
-    target = _stash_dir(options) / (_stash_key(use, path, new_text) + ".json")
+    name = _stash_key(use, path, new_text) + ".json"
     try:
-        data = json.loads(target.read_text(encoding="utf-8"))
-        target.unlink()
-    except (OSError, ValueError):
+        fd = _open_stash(options)
+    except OSError:
         return False, None
+    try:
+        rfd = os.open(name, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK, dir_fd=fd)
+        with os.fdopen(rfd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                return False, None
+            data = json.loads(fh.read(64 * 1024 * 1024).decode("utf-8", errors="surrogatepass"))
+        os.unlink(name, dir_fd=fd)
+    except (OSError, ValueError, RecursionError):
+        return False, None
+    finally:
+        os.close(fd)
     old = data.get("old") if isinstance(data, dict) else None
     return True, old if isinstance(old, str) else None
 
@@ -256,16 +318,43 @@ def _judge(root: Path, mine: list[tuple[FileChange, Path]], *, written: bool) ->
     return Verdict(False, result=res)
 
 
-def _pre_changes(use: ToolUse) -> list[FileChange]:
-    """The changes the tool is about to make (raises :class:`EditError`, ``OSError``)."""
+class _LinkOut(Exception):
+    """A file the agent names inside the project resolves outside it (a symbolic link)."""
+
+    def __init__(self, shown: str, real: str) -> None:
+        super().__init__(shown)
+        self.shown, self.real = shown, real
+
+
+def _reader(use: ToolUse, options: HookOptions):
+    """Reads the file an edit applies to, as :func:`~.edits.read_text` does, but never
+    through a link that leaves the project (raises :class:`_LinkOut` before opening it) and
+    only a regular file within the size limit (:mod:`luaguard.files`)."""
+    def read(path: Path) -> str | None:
+        if path.suffix in LUAU_SUFFIXES:
+            root = _root_for(use, path, options)
+            if root is not None and _inside(path, root):
+                from ..files import inside
+
+                if os.path.lexists(path) and not inside(path, root):
+                    raise _LinkOut(str(path), os.path.realpath(path))
+        return read_text(path)
+
+    return read
+
+
+def _pre_changes(use: ToolUse, options: HookOptions) -> list[FileChange]:
+    """The changes the tool is about to make (raises :class:`EditError`, ``OSError``,
+    :class:`_LinkOut`)."""
+    read = _reader(use, options)
     if use.kind == "write":
-        return [FileChange(use.file_path or "", read_text(_abs(use.file_path or "", use.cwd)), use.content)]
+        return [FileChange(use.file_path or "", read(_abs(use.file_path or "", use.cwd)), use.content)]
     if use.kind == "edit":
         path = _abs(use.file_path or "", use.cwd)
         if path.suffix not in LUAU_SUFFIXES:
             return []
-        return [apply_string_edits(use.file_path or "", read_text(path), use.edits)]
-    return apply_patch_envelope(use.envelope or "", use.cwd or Path.cwd())
+        return [apply_string_edits(use.file_path or "", read(path), use.edits)]
+    return apply_patch_envelope(use.envelope or "", use.cwd or Path.cwd(), read)
 
 
 def _post_changes(use: ToolUse, options: HookOptions) -> tuple[list[FileChange], list[str]]:
@@ -278,11 +367,12 @@ def _post_changes(use: ToolUse, options: HookOptions) -> tuple[list[FileChange],
         targets = [(p, kind) for p, kind in patch_paths(use.envelope or "") if kind != "delete"]
     out: list[FileChange] = []
     unknown: list[str] = []
+    read = _reader(use, options)
     for raw, kind in targets:
         p = _abs(raw, use.cwd)
         if p.suffix not in LUAU_SUFFIXES:
             continue
-        new = read_text(p)
+        new = read(p)
         if new is None:
             continue
         found, old = _unstash(use, options, p, new)
@@ -374,7 +464,7 @@ def evaluate(use: ToolUse, options: HookOptions | None = None) -> Verdict:
             verdict = _judge(root, mine, written=True)
             verdict.note = verdict.note or note
             return verdict
-        changes = _pre_changes(use)
+        changes = _pre_changes(use, options)
         root, mine, early = _luau_in_project(use, changes, options)
         if early is not None:
             return early
@@ -384,6 +474,10 @@ def evaluate(use: ToolUse, options: HookOptions | None = None) -> Verdict:
         if not verdict.deny:
             _stash(use, options, mine)
         return verdict
+    except _LinkOut as exc:
+        text = (f"luaguard: {exc.shown} is inside the project but resolves to {exc.real}, outside it (a symbolic "
+                f"link): write the file inside the project instead.")
+        return Verdict(False, note=text) if use.event == "post" else Verdict(True, feedback=text)
     except EditError as exc:
         if use.kind == "edit" and not _edit_in_project(use, options):
             return _pass()
@@ -407,7 +501,8 @@ def respond(verdict: Verdict, agent: str = "claude", output: str = "text", event
     note = verdict.note + "\n" if verdict.note else ""
 
     def as_json(body: dict) -> HookResponse:
-        return HookResponse(0, json.dumps(body, ensure_ascii=False) + "\n", note)
+        # ASCII escapes: a lone surrogate in the code quoted back cannot break the printing
+        return HookResponse(0, json.dumps(body) + "\n", note)
 
     if event == "post":
         text = verdict.report
@@ -459,10 +554,16 @@ def run_hook(data: bytes, options: HookOptions | None = None) -> HookResponse:
                              f"{exc.msg}); not checked"), options.agent, options.output)
     except RecursionError:
         return respond(_pass("luaguard hook: stdin JSON is nested too deeply; not checked"), options.agent, options.output)
+    except ValueError as exc:  # an integer over Python's 4,300-digit limit
+        return respond(_pass(f"luaguard hook: stdin JSON cannot be read ({exc}); not checked"),
+                       options.agent, options.output)
     try:
         use = parse_payload(payload, options.agent)
     except PayloadError as exc:
         return respond(_pass(f"luaguard hook: {exc}; not checked"), options.agent, options.output)
+    except (ValueError, RecursionError) as exc:  # a tool input that is JSON in a string, nested too deeply
+        return respond(_pass(f"luaguard hook: the tool input cannot be read ({type(exc).__name__}); not checked"),
+                       options.agent, options.output)
     box: list[Verdict] = []
     errors: list[BaseException] = []
 
@@ -481,4 +582,6 @@ def run_hook(data: bytes, options: HookOptions | None = None) -> HookResponse:
         verdict = _pass(f"luaguard hook: internal error ({errors[0]!r}); not checked")
     else:
         verdict = box[0]
-    return respond(verdict, options.agent, options.output, use.event)
+    resp = respond(verdict, options.agent, options.output, use.event)
+    resp.abandoned = t.is_alive()
+    return resp

@@ -100,6 +100,10 @@ def _input_obj(raw: Any, tool: str) -> Any:
             except json.JSONDecodeError as exc:
                 raise PayloadError(f"{tool}: tool input is a string that is not valid JSON "
                                    f"(line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+            except RecursionError:
+                raise PayloadError(f"{tool}: tool input is a string holding JSON nested too deeply") from None
+            except ValueError as exc:  # an integer over Python's 4,300-digit limit
+                raise PayloadError(f"{tool}: tool input is a string holding JSON that cannot be read ({exc})") from None
         return raw
     return raw if raw is not None else {}
 

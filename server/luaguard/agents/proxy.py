@@ -44,6 +44,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import re
 import shlex
 import sys
 import time
@@ -400,19 +401,77 @@ async def _let_ready_work_run(loop) -> None:
         await asyncio.sleep(0)
 
 
+#: a client line longer than this (bytes) is answered with an error and skipped, not read
+MAX_LINE_BYTES = 64 * 1024 * 1024
+_ID = re.compile(rb'"id"\s*:\s*(-?\d{1,18}|"(?:[^"\\]|\\.){0,200}")')
+
+
+def malformed_answer(line: bytes, head_only: bool = False):
+    """The JSON-RPC error that answers a client line the SDK cannot read (``None`` for a
+    notification or a line with no request id to answer): ``-32700`` (not JSON), ``-32600``
+    (a request over :data:`MAX_LINE_BYTES`, or one holding a lone surrogate escape - valid
+    JSON, not valid Unicode - or not of a JSON-RPC message's shape).  ``head_only``: ``line``
+    is the first bytes of an over-long line."""
+    import mcp_types
+
+    def answer(rid, code: int, message: str):
+        return mcp_types.JSONRPCError(jsonrpc="2.0", id=rid, error=mcp_types.ErrorData(code=code, message=message))
+
+    if head_only:
+        m = _ID.search(line[:4096])
+        rid = json.loads(m.group(1)) if m else None
+        return answer(rid, -32600, f"luaguard: the message is over {MAX_LINE_BYTES:,} bytes; not read")
+    try:
+        data = json.loads(line)
+    except (ValueError, RecursionError):
+        return answer(None, -32700, "luaguard: parse error: the message is not JSON")
+    if not isinstance(data, dict) or "method" not in data or "id" not in data:
+        return None
+    rid = data.get("id")
+    if not (isinstance(rid, (int, str)) and not isinstance(rid, bool)):
+        rid = None
+    if re.search(r'\\u[dD][89abAB][0-9a-fA-F]{2}|\\u[dD][c-fC-F][0-9a-fA-F]{2}', line.decode("utf-8", "replace")):
+        return answer(rid, -32600, "luaguard: the request holds a lone surrogate escape (such as \\ud800), which is "
+                                   "not valid Unicode; not read")
+    return answer(rid, -32600, "luaguard: invalid request: not a JSON-RPC 2.0 request MCP can read")
+
+
+async def _read_line(reader) -> tuple[bytes, bytes | None]:
+    """The next line from ``reader`` (``b""`` at the end), or ``(b"", head)`` for a line over
+    the reader's limit: its first bytes, the rest read and dropped without keeping it."""
+    import asyncio
+
+    try:
+        return await reader.readuntil(b"\n"), None
+    except asyncio.IncompleteReadError as exc:
+        return exc.partial, None
+    except asyncio.LimitOverrunError as exc:
+        head = await reader.read(min(4096, max(exc.consumed, 1)))
+    while True:
+        try:
+            await reader.readuntil(b"\n")
+            return b"", head
+        except asyncio.IncompleteReadError:
+            return b"", head
+        except asyncio.LimitOverrunError as exc:
+            await reader.read(max(exc.consumed, 1))
+
+
 @asynccontextmanager
 async def pipe_stdio():
     """This process's stdin/stdout as an MCP server's message streams, read and written by
     the event loop itself (the SDK's stdio transport hands every line to a worker thread,
     about a millisecond per message on a busy machine).  POSIX pipes, sockets and terminals;
-    raises ``ValueError``/``OSError`` for other standard streams (a regular file)."""
+    raises ``ValueError``/``OSError`` for other standard streams (a regular file).  A line the
+    SDK cannot read (not JSON, a lone surrogate escape, over :data:`MAX_LINE_BYTES`) is
+    answered with a JSON-RPC error (:func:`malformed_answer`), never dropped silently."""
     import asyncio
 
     import mcp_types
     from mcp.shared.message import SessionMessage
 
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=64 * 1024 * 1024)
+    reader = asyncio.StreamReader(limit=MAX_LINE_BYTES)
     stdin = os.fdopen(os.dup(0), "rb", buffering=0)
     stdout = os.fdopen(os.dup(1), "wb", buffering=0)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
@@ -423,13 +482,22 @@ async def pipe_stdio():
 
     async def read_loop() -> None:
         async with in_send:
-            while line := await reader.readline():
+            while True:
+                line, head = await _read_line(reader)
+                if head is not None:
+                    await out_send.send(SessionMessage(malformed_answer(head, head_only=True)))
+                    continue
+                if not line:
+                    break
                 if not line.strip():
                     continue
                 try:
                     item: Any = SessionMessage(mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False))
-                except ValueError as exc:  # the server answers a parse error
-                    item = exc
+                except ValueError:
+                    answer = malformed_answer(line)
+                    if answer is not None:
+                        await out_send.send(SessionMessage(answer))
+                    continue
                 await in_send.send(item)
                 await _let_ready_work_run(loop)
 

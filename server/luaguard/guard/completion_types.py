@@ -51,8 +51,8 @@ class Completion:
     text: str
     raw_text: str
     tokens: int
-    mean_prob: float
-    min_prob: float
+    mean_prob: float | None  # None: unknown (a server that sent no log-probabilities)
+    min_prob: float | None
     withheld: bool
     stop_reason: str
     guarded: bool
@@ -70,7 +70,8 @@ class Completion:
     def to_json(self) -> dict[str, Any]:
         return {
             "text": self.text, "rawText": self.raw_text, "tokens": self.tokens,
-            "meanProb": round(self.mean_prob, 4), "minProb": round(self.min_prob, 4),
+            "meanProb": None if self.mean_prob is None else round(self.mean_prob, 4),
+            "minProb": None if self.min_prob is None else round(self.min_prob, 4),
             "withheld": self.withheld, "stopReason": self.stop_reason, "guarded": self.guarded,
             "truncatedPrompt": self.truncated_prompt, "promptTokens": self.prompt_tokens,
             "elapsedMs": round(self.elapsed_ms, 1), "degraded": self.degraded, "facts": list(self.facts),

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..files import read_text
 from ..project.tree import Instance
 
 __all__ = ["Prompt", "build_prompt", "describe_children", "encode_text", "format_prompt_context", "module_exports"]
@@ -210,7 +211,7 @@ def _facts(project, scripts: Sequence[Instance], analysis, bindings: dict[str, i
         if not rel or not rel.endswith((".lua", ".luau")):
             continue
         try:
-            src = (Path(project.root_dir) / rel).read_text(encoding="utf-8", errors="replace")
+            src = read_text(Path(project.root_dir) / rel, root=project.root_dir)
         except OSError:
             continue
         sources.append((rel, src))

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..config import CompletionSettings
+from ..files import read_text
 from .completion_types import Completion, CompletionRequest, parse_location
 from .context import build_prompt, encode_text
 from ..engine import GuardContract
@@ -449,7 +450,7 @@ class CompletionEngine:
             for rel in sorted(getattr(project, "file_instances", {})):
                 if rel.endswith((".lua", ".luau")) and root is not None:
                     try:
-                        texts.append((root / rel).read_text(encoding="utf-8", errors="replace"))
+                        texts.append(read_text(root / rel, root=root))
                     except OSError:
                         continue
         seqs = (encode_text(lm.tokenizer, t) for t in texts)

@@ -181,9 +181,13 @@ def _check_folder(path: Path) -> dict[str, Any]:
     config_file = path / "config.json"
     if not config_file.is_file():
         raise ModelLoadError(f"{path}: no config.json (not a Hugging Face model folder)")
+    from ..files import read_text
+
     try:
-        config = json.loads(config_file.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        # (a regular file within a bound; the folder is the user's choice, and Hugging Face's cache
+        # links its files to a blobs folder beside it)
+        config = json.loads(read_text(config_file, limit=4 * 1024 * 1024, errors="strict"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise ModelLoadError(f"{config_file}: unreadable or invalid JSON: {exc}") from exc
     if not isinstance(config, dict):
         raise ModelLoadError(f"{config_file}: expected a JSON object")
@@ -234,10 +238,93 @@ def _load_tokenizer(path: Path) -> Any:
     raise ModelLoadError(f"{path}: cannot load the tokenizer ({'; '.join(errors) or 'no tokenizer files'})")
 
 
+def _present_parameters(path: Path) -> int:
+    """The parameters the folder's ``*.safetensors`` files hold: per tensor the product of its
+    shape, counted only when its ``data_offsets`` lie inside the file and match its dtype's
+    size (a header cannot claim weights the file does not have).  Format:
+    huggingface/safetensors (8-byte little-endian header length, JSON header)."""
+    import struct
+
+    sizes = {"F64": 8, "I64": 8, "U64": 8, "F32": 4, "I32": 4, "U32": 4, "F16": 2, "BF16": 2, "I16": 2, "U16": 2,
+             "F8_E4M3": 1, "F8_E5M2": 1, "I8": 1, "U8": 1, "BOOL": 1}
+    total = 0
+    for f in sorted(path.glob("*.safetensors")):
+        try:
+            size = f.stat().st_size
+            with f.open("rb") as fh:
+                (n,) = struct.unpack("<Q", fh.read(8))
+                if n > min(size - 8, 100 * 1024 * 1024):
+                    raise ModelLoadError(f"{path}: cannot load the weights: {f.name} is not a safetensors file "
+                                         f"(header length {n})")
+                header = json.loads(fh.read(n))
+        except (OSError, struct.error, ValueError, RecursionError) as exc:
+            raise ModelLoadError(f"{path}: cannot load the weights: {f.name} is not a safetensors file ({exc})") from exc
+        data = size - 8 - n
+        for key, t in (header.items() if isinstance(header, dict) else ()):
+            if key == "__metadata__" or not isinstance(t, dict):
+                continue
+            shape, offsets, width = t.get("shape"), t.get("data_offsets"), sizes.get(t.get("dtype"), 0)
+            if not (isinstance(shape, list) and isinstance(offsets, list) and len(offsets) == 2):
+                continue
+            count = 1
+            for d in shape:
+                count *= int(d) if isinstance(d, int) and d >= 0 else 0
+            begin, end = offsets
+            if isinstance(begin, int) and isinstance(end, int) and 0 <= begin <= end <= data and end - begin == count * width:
+                total += count
+    return total
+
+
+def _declared_parameters(path: Path) -> int:
+    """The parameters the folder's ``config.json`` declares: its architecture built on
+    PyTorch's ``meta`` device (shapes only, nothing allocated)."""
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    config = AutoConfig.from_pretrained(str(path), local_files_only=True, trust_remote_code=False)
+    with torch.device("meta"):
+        model = AutoModelForCausalLM.from_config(config, trust_remote_code=False)
+    return sum(p.numel() for p in model.parameters())
+
+
+def memory_limit() -> int:
+    """Bytes a model may take: ``$LUAGUARD_MAX_MODEL_BYTES``, else 80% of this machine's
+    physical memory."""
+    env = os.environ.get("LUAGUARD_MAX_MODEL_BYTES")
+    if env and env.isdigit():
+        return int(env)
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") * 0.8)
+    except (ValueError, OSError, AttributeError):
+        return 16 * 1024 ** 3
+
+
+def check_declared_size(path: Path, bytes_per_parameter: int = 4) -> int:
+    """Refuse, before anything is allocated, a model whose ``config.json`` declares more
+    parameters than its weight files hold, or more than :func:`memory_limit` allows at
+    ``bytes_per_parameter`` (4: float32 on the CPU).  Returns the declared count; raises
+    :class:`ModelLoadError` naming the folder and both numbers."""
+    try:
+        declared = _declared_parameters(path)
+    except Exception as exc:  # noqa: BLE001 - an unknown or malformed architecture
+        raise ModelLoadError(f"{path}: cannot read the architecture from config.json: {type(exc).__name__}: {exc}") from exc
+    present = _present_parameters(path)
+    if declared > present * 1.02 + 1_000_000:
+        raise ModelLoadError(f"{path}: cannot load the weights: config.json declares {declared:,} parameters, but the "
+                             f"safetensors files hold {present:,} (a config that does not match its weights); not loaded")
+    need, limit = declared * bytes_per_parameter, memory_limit()
+    if need > limit:
+        raise ModelLoadError(f"{path / 'config.json'}: declares {declared:,} parameters ({need / 1e9:.1f} GB at "
+                             f"{bytes_per_parameter} bytes each), more than the {limit / 1e9:.1f} GB a model may take "
+                             f"here (LUAGUARD_MAX_MODEL_BYTES); not loaded")
+    return declared
+
+
 @functools.lru_cache(maxsize=2)
 def _load_cached(path_str: str, device: str) -> LoadedModel:
     path = Path(path_str)
     config = _check_folder(path)
+    check_declared_size(path, 4 if device == "cpu" else 2)
     import torch
     from transformers import AutoModelForCausalLM
 

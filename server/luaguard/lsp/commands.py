@@ -66,18 +66,34 @@ async def validate_patch(server, uri: Any = None, content: Any = None, diff: Any
 
     if isinstance(uri, dict):  # a single object argument: {"uri", "content", "diff"}
         uri, content, diff = uri.get("uri"), uri.get("content"), uri.get("diff")
+    for name, value, what in (("uri", uri, "a file URI or a project path"), ("content", content, "the file's new text"),
+                              ("diff", diff, "a unified diff")):
+        if value is not None and not isinstance(value, str):
+            raise bad_arguments(f"luaguard.validatePatch: '{name}' must be a string ({what}) or null, "
+                                f"got {type(value).__name__}")
     host = server.host
     await host.wait_ready(30)
     return await host.engine_worker.run(api.validate_patch, host.engine, uri, content, diff)
 
 
+def bad_arguments(message: str) -> Exception:
+    """The one-line ``InvalidParams`` (-32602) error a command answers bad arguments with."""
+    from pygls.exceptions import JsonRpcInvalidParams
+
+    return JsonRpcInvalidParams(message)
+
+
 def _wrap(name: str, fn: Callable[..., Any]):
+    from pygls.exceptions import JsonRpcException
+
     async def handler(ls, *args):
         try:
             result = fn(ls, *args)
             if inspect.isawaitable(result):
                 result = await result
             return result
+        except JsonRpcException:
+            raise  # an answer (bad arguments), not a failure
         except Exception:
             ls.log_error(f"command {name} failed", traceback.format_exc())
             raise

@@ -188,7 +188,8 @@ class CompletionFeature(Feature):
         item = types.CompletionItem(
             label=label,
             kind=types.CompletionItemKind.Text,
-            detail=f"luaguard {source} ({'guarded' if result.guarded else 'unguarded'}), confidence {result.mean_prob:.2f}",
+            detail=f"luaguard {source} ({'guarded' if result.guarded else 'unguarded'}), "
+                   + (f"confidence {result.mean_prob:.2f}" if result.mean_prob is not None else "confidence unknown"),
             documentation=types.MarkupContent(kind=types.MarkupKind.Markdown, value=doc),
             filter_text=new_text,
             sort_text="0",

@@ -146,6 +146,7 @@ class ConfigurationFeature(Feature):
         host.engine.settings = settings  # nothing runs on the engine before initialized
         self.server.lsp_settings = lsp
         self._report(problems)
+        self._tell_notices()
 
     async def on_initialized(self) -> None:
         await self._register_for_changes()
@@ -177,6 +178,7 @@ class ConfigurationFeature(Feature):
     async def on_config_file_changed(self) -> None:
         """``luaguard.toml`` changed on disk: re-read it and re-index."""
         self.project = read_project_settings(self.server.host.root)
+        self._tell_notices()
         await self._apply(project_changed=True)
 
     async def did_change_configuration(self, params: types.DidChangeConfigurationParams) -> None:
@@ -221,6 +223,11 @@ class ConfigurationFeature(Feature):
         if settings != old:
             await host.update_settings(settings)
             await self.server.dispatch("on_settings_changed")
+
+    def _tell_notices(self) -> None:
+        """Say once each repository setting that was ignored (workspace trust)."""
+        for n in self.project.notices:
+            self.server.show_once(f"notice:{n}", f"luaguard: {n}", types.MessageType.Warning)
 
     def _report(self, problems: list[str]) -> None:
         fresh = [p for p in problems if p not in self.server._shown]

@@ -225,8 +225,32 @@ def create_server(modules: Iterable[str] = FEATURE_MODULES, optional: Iterable[s
     return server
 
 
-def run_stdio() -> None:
-    """Serve LSP over stdin/stdout until the client sends ``exit``."""
+def run_stdio() -> int:
+    """Serve LSP over stdin/stdout until the client sends ``exit``; returns the exit code."""
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="luaguard: %(levelname)s %(name)s: %(message)s")
     server = create_server()
-    server.start_io()
+    return serve_io(server, sys.stdin.buffer, sys.stdout.buffer)
+
+
+def serve_io(server: LuaguardServer, stdin, stdout) -> int:
+    """pygls' ``start_io`` with luaguard's reader (:func:`~luaguard.lsp.protocol.read_messages`:
+    framing errors reported and resynchronised, bounded header lines and bodies)."""
+    import threading
+
+    from pygls.io_ import StdinAsyncReader, StdoutWriter
+
+    from .protocol import BoundedStdin, read_messages
+
+    server._stop_event = threading.Event()
+    server.protocol.set_writer(StdoutWriter(stdout))
+    stream = BoundedStdin(stdin)
+    reader = StdinAsyncReader(stream, server.thread_pool)
+    try:
+        asyncio.run(read_messages(server._stop_event, reader, server.protocol, stream))
+    except BrokenPipeError:
+        logger.error("the connection to the client is lost; the server stops")
+    except (KeyboardInterrupt, SystemExit):
+        pass
+    finally:
+        server.shutdown()
+    return 0

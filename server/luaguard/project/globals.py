@@ -48,6 +48,10 @@ TESTEZ_GLOBALS = frozenset(
 )
 
 
+#: selene's std files and ``selene.toml`` larger than this are not read (bytes)
+_MAX_CONFIG_BYTES = 4 * 1024 * 1024
+
+
 def project_globals(root) -> frozenset[str]:
     """Extra globals a project declares for its tooling, read from:
 
@@ -57,15 +61,18 @@ def project_globals(root) -> frozenset[str]:
     * luau-lsp definition files (``*.d.lua`` / ``*.d.luau`` in the root): every
       ``declare`` name.
 
-    Never raises; unreadable files add nothing.
+    Never raises; unreadable files add nothing.  Read through :mod:`luaguard.files`: only
+    regular files inside ``root`` (a ``zero.toml`` linked to ``/dev/zero`` is not read).
     """
     import tomllib
     from pathlib import Path
 
+    from ..files import read_text
+
     root = Path(root)
     names: set[str] = set()
     try:
-        selene = tomllib.loads((root / "selene.toml").read_text(encoding="utf-8"))
+        selene = tomllib.loads(read_text(root / "selene.toml", root=root, limit=_MAX_CONFIG_BYTES, errors="strict"))
     except (OSError, ValueError):
         selene = {}
     std = selene.get("std", "") if isinstance(selene, dict) else ""
@@ -77,8 +84,9 @@ def project_globals(root) -> frozenset[str]:
             if part == "testez":
                 names |= TESTEZ_GLOBALS
             try:
-                data = tomllib.loads((root / f"{part}.toml").read_text(encoding="utf-8"))
-            except (OSError, ValueError):
+                data = tomllib.loads(read_text(root / f"{part}.toml", root=root, limit=_MAX_CONFIG_BYTES,
+                                               errors="strict"))
+            except (OSError, ValueError, RecursionError):
                 continue
             names |= {k for k in data if isinstance(k, str) and k != "selene"}
     try:
@@ -91,7 +99,7 @@ def project_globals(root) -> frozenset[str]:
 
         for path in definition_files[:20]:
             try:
-                text = path.read_text(encoding="utf-8", errors="replace")
+                text = read_text(path, root=root)
             except OSError:
                 continue
             for stat in parse(text, declarations=True).body.body:

@@ -182,14 +182,16 @@ class ProjectIndex:
             return got[1]
         import tomllib
 
+        from ..files import read_text
+
         names: set[str] = set()
         for child in node.all_children():
             if child.dir_path is None:
                 continue
             path = self.root_dir / child.dir_path / "wally.toml"
             try:
-                data = tomllib.loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
+                data = tomllib.loads(read_text(path, root=self.root_dir, limit=1024 * 1024, errors="strict"))
+            except (OSError, ValueError, RecursionError):
                 continue
             for section in ("dependencies", "server-dependencies", "dev-dependencies"):
                 deps = data.get(section)

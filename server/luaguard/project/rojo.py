@@ -774,19 +774,21 @@ class RojoBuilder:
         return real == root or real.startswith(root + "/") or root == "/"
 
     def read_json(self, rel: str, what: str) -> tuple[Any, str] | None:
-        """Read and parse a JSON(C) file; problems are recorded and ``None`` returned."""
+        """Read and parse a JSON(C) file; problems are recorded and ``None`` returned.  Only a
+        regular file inside the root, at most :data:`MAX_JSON_BYTES` (:mod:`luaguard.files`)."""
+        from ..files import OUTSIDE, TOO_LARGE, Refused, read_bytes
+
         path = self.abs(rel)
         try:
-            real = os.path.realpath(path)
-            if not self._inside_root(real):
+            raw = read_bytes(path, root=self.root_real, limit=MAX_JSON_BYTES)
+        except Refused as exc:
+            if exc.reason == OUTSIDE:
                 self.problem(rel, f"{what} is a link to a file outside the project root; not read")
-                return None
-            size = os.path.getsize(path)
-            if size > MAX_JSON_BYTES:
-                self.problem(rel, f"{what} is too large to read ({size} bytes)")
-                return None
-            with open(path, "rb") as fh:
-                raw = fh.read()
+            elif exc.reason == TOO_LARGE:
+                self.problem(rel, f"{what} is too large to read (over {MAX_JSON_BYTES} bytes)")
+            else:
+                self.problem(rel, f"{what} is not a regular file; not read")
+            return None
         except OSError as exc:
             self.problem(rel, f"cannot read {what}: {exc.strerror}")
             return None
@@ -802,14 +804,7 @@ class RojoBuilder:
         self.reset()
         rel = self.project_rel
         self.project_files.add(rel)
-        path = self.abs(rel)
-        try:
-            with open(path, "rb") as fh:
-                if os.fstat(fh.fileno()).st_size > MAX_JSON_BYTES:
-                    raise ProjectFileError(rel, None, None, "project file is too large")
-                raw = fh.read()
-        except OSError as exc:
-            raise ProjectFileError(rel, None, None, f"cannot read project file: {exc.strerror}") from None
+        raw = read_project_file(self.abs(rel), self.root_real, rel, "project file")
         try:
             data, text = parse_jsonc(_decode_text(raw))
         except JsonError as exc:
@@ -1263,9 +1258,10 @@ class RojoBuilder:
 
     def _rbxmx_class(self, rel: str) -> str | None:
         """Class of the first (top-level) ``<Item>`` of an ``.rbxmx`` file; reads at most 64 KiB."""
+        from ..files import read_bytes
+
         try:
-            with open(self.abs(rel), "rb") as fh:
-                head = fh.read(65536)
+            head = read_bytes(self.abs(rel), root=self.root_real, limit=MAX_JSON_BYTES)[:65536]
         except OSError:
             return None
         m = re.search(rb'<Item\s+class\s*=\s*"([A-Za-z0-9_]+)"', head)
@@ -1582,3 +1578,20 @@ def _rbxmx_items(path: str):
                 stack[-1][1] = el.text or ""
             name_next = False
     return top
+
+
+def read_project_file(path: str, root_real: str, rel: str, what: str) -> bytes:
+    """The bytes of the top-level project file or sourcemap ``rel`` (at ``path``): only a
+    regular file inside the root (a link out of it is refused like the nested ones), at most
+    :data:`MAX_JSON_BYTES`, the limit enforced while reading (:mod:`luaguard.files`).
+    Raises :class:`ProjectFileError`."""
+    from ..files import OUTSIDE, TOO_LARGE, Refused, read_bytes
+
+    try:
+        return read_bytes(path, root=root_real, limit=MAX_JSON_BYTES)
+    except Refused as exc:
+        why = {OUTSIDE: f"the {what} is a link to a file outside the project root; not read",
+               TOO_LARGE: f"{what} is too large"}.get(exc.reason, f"the {what} is not a regular file; not read")
+        raise ProjectFileError(rel, None, None, why) from None
+    except OSError as exc:
+        raise ProjectFileError(rel, None, None, f"cannot read {what}: {exc.strerror}") from None

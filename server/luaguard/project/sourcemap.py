@@ -78,14 +78,9 @@ def read_sourcemap(root_dir: str, rel: str) -> SourcemapResult:
     not JSON, or does not have the sourcemap shape.  File paths are made root-relative;
     paths outside the root are left out of the file map (reported once as ``info``).
     """
-    path = os.path.join(root_dir, rel)
-    try:
-        with open(path, "rb") as fh:
-            if os.fstat(fh.fileno()).st_size > MAX_JSON_BYTES:
-                raise ProjectFileError(rel, None, None, "sourcemap is too large")
-            raw = fh.read()
-    except OSError as exc:
-        raise ProjectFileError(rel, None, None, f"cannot read sourcemap: {exc.strerror}") from None
+    from .rojo import read_project_file
+
+    raw = read_project_file(os.path.join(root_dir, rel), os.path.realpath(root_dir), rel, "sourcemap")
     try:
         data, text = parse_jsonc(_decode_text(raw))
     except JsonError as exc:

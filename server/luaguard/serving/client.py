@@ -50,6 +50,34 @@ MAX_PROMPT_CHARS = 6000
 #: characters sent per token of the prompt budget (a bound on the request's size; the server
 #: cuts the prompt to the budget in tokens)
 CHARS_PER_TOKEN = 16
+#: whatever context the server reports, at most this many characters of the file are sent
+MAX_SENT_CHARS = 64 * 1024
+#: an answer (``/completions`` or ``/models``) larger than this many bytes is refused
+MAX_ANSWER_BYTES = 1024 * 1024
+#: seconds ``GET /models`` may take in all
+MODELS_TIMEOUT_S = 5.0
+
+
+def read_capped(response, *, limit: int = MAX_ANSWER_BYTES, deadline: float, url: str) -> bytes:
+    """The body of an HTTP ``response`` (an ``http.client.HTTPResponse``), read in pieces:
+    at most ``limit`` bytes, and by ``deadline`` (``time.monotonic()`` seconds) - the
+    socket's own time-out bounds each read only, so a server sending a byte a second would
+    otherwise never time out.  Raises :class:`EndpointError`."""
+    declared = response.headers.get("Content-Length") if getattr(response, "headers", None) is not None else None
+    if declared is not None and declared.strip().isdigit() and int(declared) > limit:
+        raise EndpointError(f"{url}: the answer is larger than {limit:,} bytes ({int(declared):,}); not read")
+    chunks: list[bytes] = []
+    total = 0
+    while True:
+        if time.monotonic() > deadline:
+            raise EndpointError(f"{url}: no complete answer in time")
+        chunk = response.read1(16384) if hasattr(response, "read1") else response.read(16384)
+        if not chunk:
+            return b"".join(chunks)
+        total += len(chunk)
+        if total > limit:
+            raise EndpointError(f"{url}: the answer is larger than {limit:,} bytes; not read")
+        chunks.append(chunk)
 
 
 class EndpointError(RuntimeError):
@@ -79,10 +107,12 @@ class RemoteCompletionEngine:
         key = (s.endpoint or "", s.endpoint_model or "")
         if key in self._context:
             return self._context[key]
+        url = s.endpoint.rstrip("/") + "/models"
+        timeout = min(timeout, MODELS_TIMEOUT_S)
         try:
-            with self._open(urllib.request.Request(s.endpoint.rstrip("/") + "/models"), timeout=timeout) as r:
-                models = json.loads(r.read()).get("data") or []
-        except (urllib.error.URLError, OSError, TimeoutError, ValueError, AttributeError):
+            with self._open(urllib.request.Request(url), timeout=timeout) as r:
+                models = json.loads(read_capped(r, deadline=time.monotonic() + timeout, url=url)).get("data") or []
+        except (urllib.error.URLError, OSError, TimeoutError, ValueError, AttributeError, EndpointError, RecursionError):
             return None
         got = None
         for card in models:
@@ -120,7 +150,7 @@ class RemoteCompletionEngine:
         timeout = (request.timeout_ms or s.timeout_ms) / 1000.0
         context = self.context_length(timeout)
         budget = context - max_tokens if context is not None and context > max_tokens else None
-        chars = budget * CHARS_PER_TOKEN if budget is not None else MAX_PROMPT_CHARS
+        chars = min(budget * CHARS_PER_TOKEN, MAX_SENT_CHARS) if budget is not None else MAX_PROMPT_CHARS
         prompt = request.text[max(0, request.offset - chars): request.offset]
         xargs: dict[str, Any] = {"luaguard": True}
         if s.endpoint_project:
@@ -141,14 +171,18 @@ class RemoteCompletionEngine:
         req = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
         try:
             with self._open(req, timeout=timeout) as r:
-                answer = json.loads(r.read())
+                answer = json.loads(read_capped(r, deadline=t0 + timeout, url=url))
+        except EndpointError:
+            raise
         except urllib.error.HTTPError as exc:
             detail = exc.read()[:500].decode("utf-8", "replace") if exc.fp is not None else ""
             raise EndpointError(f"{url}: HTTP {exc.code}: {_message(detail)}") from None
         except (urllib.error.URLError, OSError, TimeoutError) as exc:
             raise EndpointError(f"{url}: {getattr(exc, 'reason', exc)}") from None
-        except (json.JSONDecodeError, UnicodeDecodeError):
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
             raise EndpointError(f"{url}: the answer is not JSON") from None
+        if len(text_of(answer)) > max_tokens * MAX_CHARS_PER_TOKEN:
+            raise EndpointError(f"{url}: the completion is longer than {max_tokens} tokens can be; not used")
         try:
             choice = answer["choices"][0]
             text = choice["text"]
@@ -156,19 +190,42 @@ class RemoteCompletionEngine:
             raise EndpointError(f"{url}: the answer has no choices[0].text") from None
         if not isinstance(text, str):
             raise EndpointError(f"{url}: choices[0].text is not a string")
-        lps = ((choice.get("logprobs") or {}).get("token_logprobs") or []) if isinstance(choice, dict) else []
-        probs = [math.exp(x) for x in lps if isinstance(x, (int, float))]
-        mean = sum(probs) / len(probs) if probs else 1.0
-        low = min(probs) if probs else 1.0
+        lps = (choice.get("logprobs") or {}) if isinstance(choice, dict) else {}
+        lps = lps.get("token_logprobs") or [] if isinstance(lps, dict) else []
+        probs = [math.exp(min(x, 0.0)) for x in lps if isinstance(x, (int, float)) and not isinstance(x, bool)
+                 and math.isfinite(x)] if isinstance(lps, list) else []
+        # no log-probabilities: the confidence is unknown (never 1.0), and a floor cannot be met
+        mean = sum(probs) / len(probs) if probs else None
+        low = min(probs) if probs else None
         min_conf = request.min_confidence if request.min_confidence is not None else s.min_confidence
-        usage = answer.get("usage") or {}
-        prompt_tokens = int(usage.get("prompt_tokens", 0) or 0)
+        withheld = (mean < min_conf) if mean is not None else min_conf > 0
+        usage = answer.get("usage") if isinstance(answer.get("usage"), dict) else {}
+        prompt_tokens = _count(usage.get("prompt_tokens"))
         truncated = request.offset > chars or (budget is not None and prompt_tokens >= budget)
-        return Completion(text=text if mean >= min_conf else "", raw_text=text, tokens=len(probs) or usage.get("completion_tokens", 0),
-                          mean_prob=mean, min_prob=low, withheld=mean < min_conf,
-                          stop_reason=str(choice.get("finish_reason") or "stop"), guarded=bool(xargs),
+        return Completion(text="" if withheld else text, raw_text=text,
+                          tokens=len(probs) or _count(usage.get("completion_tokens")),
+                          mean_prob=mean, min_prob=low, withheld=withheld,
+                          stop_reason=str(choice.get("finish_reason") or "stop")[:40], guarded=bool(xargs),
                           truncated_prompt=truncated, prompt_tokens=prompt_tokens,
-                          elapsed_ms=(time.perf_counter() - t0) * 1e3)
+                          elapsed_ms=(time.perf_counter() - t0) * 1e3,
+                          degraded=None if mean is not None else "the server sent no log-probabilities: confidence unknown")
+
+
+#: a completion longer than this many characters per requested token is refused
+MAX_CHARS_PER_TOKEN = 64
+
+
+def text_of(answer: Any) -> str:
+    """``choices[0].text`` of an answer when it is a string, else ``""``."""
+    try:
+        text = answer["choices"][0]["text"]
+    except (KeyError, IndexError, TypeError):
+        return ""
+    return text if isinstance(text, str) else ""
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 1 << 31 else 0
 
 
 def _message(detail: str) -> str:

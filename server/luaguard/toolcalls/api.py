@@ -382,15 +382,35 @@ def lint_report(engine, path: str, content: str | None = None) -> dict:
 
         {"path": str, "valid": bool, "findings": [Finding.to_json(), ...], "feedback": str}
 
-    ``{"path", "error", "feedback"}`` when the file cannot be read.  Never raises."""
+    ``{"path", "error", "errors", "feedback"}`` when the file cannot be read: a path outside
+    the project root (``..``, absolute elsewhere, a link leading out: the code
+    ``path_outside_project``, as patch mode gives), not a regular file, over the size limit
+    (:mod:`luaguard.files`).  Without a project, only ``content`` is checked.  Never raises."""
+    from ..files import OUTSIDE, Refused, confine, read_bytes
+
+    def refused(code: str, msg: str) -> dict:
+        return {"path": path, "valid": False, "error": msg,
+                "errors": [{"code": code, "message": msg}], "feedback": f"{msg} ({code})"}
+
     p = Path(uri_to_path(path))
     if engine.root is not None and not p.is_absolute():
         p = engine.root / p
-    if content is None:
+    if engine.root is not None:
         try:
-            data = p.read_bytes()
-        except OSError as exc:
-            msg = f"{path}: cannot read file: {exc.strerror or exc}"
+            confine(p, engine.root)
+        except Refused:
+            return refused(M.PATH_OUTSIDE_PROJECT, f"{path}: the path is outside the project root; luaguard checks "
+                                                   "only the project's files")
+    if content is None:
+        if engine.root is None:
+            return refused(M.INVALID_ARGUMENT, f"{path}: no project is open: pass the file's content to check it")
+        try:
+            data = read_bytes(p, root=engine.root)
+        except Refused as exc:
+            code = M.PATH_OUTSIDE_PROJECT if exc.reason == OUTSIDE else M.INVALID_ARGUMENT
+            return refused(code, f"{path}: {exc.why}")
+        except (OSError, ValueError) as exc:
+            msg = f"{path}: cannot read file: {getattr(exc, 'strerror', None) or exc}"
             return {"path": path, "error": msg, "feedback": msg}
         findings = engine.lint_bytes(data, p)
     else:

@@ -965,10 +965,11 @@ def _old_source(ctx: CallContext, target: _Target | None) -> str | None:
             return known
     if target.rel is None or ctx.root is None:
         return None
+    from ..files import read_bytes
+
     try:
-        with open(os.path.join(ctx.root, target.rel), "rb") as fh:
-            data = fh.read()
-    except OSError:
+        data = read_bytes(os.path.join(ctx.root, target.rel), root=ctx.root)
+    except (OSError, ValueError):
         return None
     from ..text import decode_source
 

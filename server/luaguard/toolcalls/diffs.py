@@ -321,9 +321,11 @@ def _resolve_file(engine, raw: str, problems: list[Finding]) -> str | None:
 def _read(engine, rel: str) -> str | None:
     if engine.root is None:
         return None
+    from ..files import read_bytes
+
     try:
-        data = (Path(engine.root) / rel).read_bytes()
-    except OSError:
+        data = read_bytes(Path(engine.root) / rel, root=engine.root)
+    except (OSError, ValueError):
         return None
     return decode_source(data).text
 

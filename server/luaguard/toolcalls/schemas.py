@@ -159,6 +159,8 @@ class ToolSpec:
     effect: str | None = None
     unique_names: bool = False
     source: str = "built-in"
+    #: what was skipped when the tool was loaded (a ``pattern`` RE2 cannot run), to say once
+    notes: tuple[str, ...] = ()
 
     @property
     def properties(self) -> tuple[str, ...]:
@@ -209,9 +211,11 @@ def _validator_for(schema: dict[str, Any]):
     :class:`SchemaError`-like ``ValueError`` raised here, not at validation time."""
     import jsonschema
 
+    from .patterns import linear_validator_class
+
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    cls.check_schema(schema)
-    validator = cls(schema, registry=_no_retrieval_registry())
+    cls.check_schema(schema, format_checker=None)  # (Python's re is not asked to judge any pattern)
+    validator = linear_validator_class(cls)(schema, registry=_no_retrieval_registry())
     _check_refs(validator, schema)
     return validator
 
@@ -319,8 +323,13 @@ def make_tool(definition: dict[str, Any], source: str, builtin: dict[str, ToolSp
     if effect is not None and effect not in EFFECTS:
         raise ValueError(f"tool {name!r}: unknown x-luaguard effect {effect!r} (known: {', '.join(sorted(EFFECTS))})")
     desc = definition.get("description")
+    from .patterns import unsupported_patterns
+
+    notes = tuple(f"tool {name!r}: pattern {p!r} is not supported by the linear-time matcher (RE2: {why}); "
+                  f"it is not checked" for p, why in unsupported_patterns(schema))
     return ToolSpec(name=name.strip(), description=desc if isinstance(desc, str) else "", schema=schema,
-                    validator=validator, roles=roles, effect=effect, unique_names=bool(unique), source=source)
+                    validator=validator, roles=roles, effect=effect, unique_names=bool(unique), source=source,
+                    notes=notes)
 
 
 def _tool_list(data: Any) -> list[Any] | None:
@@ -352,7 +361,9 @@ def load_tool_definitions(data: Any, source: str, builtin: dict[str, ToolSpec] |
     problems: list[str] = []
     for i, item in enumerate(items):
         try:
-            tools.append(make_tool(item, source, builtin))
+            spec = make_tool(item, source, builtin)
+            tools.append(spec)
+            problems.extend(f"{source}: tools[{i}]: {note}" for note in spec.notes)
         except ValueError as exc:
             problems.append(f"{source}: tools[{i}]: {exc}; skipped")
         except RecursionError:
@@ -363,8 +374,12 @@ def load_tool_definitions(data: Any, source: str, builtin: dict[str, ToolSpec] |
 def read_tools_file(path: Path) -> Any:
     """Parse a tools JSON file.  Raises :class:`ToolSchemaError` naming the file, and the
     line and column of a JSON syntax error."""
+    from ..files import Refused, read_bytes
+
     try:
-        raw = path.read_bytes()
+        raw = read_bytes(path)
+    except Refused as exc:
+        raise ToolSchemaError(f"{path}: cannot read tools file: {exc.why}") from None
     except OSError as exc:
         raise ToolSchemaError(f"{path}: cannot read tools file: {exc.strerror or exc}") from None
     try:

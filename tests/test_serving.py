@@ -355,6 +355,24 @@ def test_processor_validate_params(vllm_processor):
             validate(SP(bad))
 
 
+def test_the_registry_watches_and_only_the_engine_process_logs(vllm_processor, monkeypatch):
+    """The registry a process makes on first use starts its watcher thread; made by
+    ``validate_params`` (vLLM's API-server process, which runs no engine) its projects log
+    their load failures at DEBUG, and a processor built in the process (the engine's) makes
+    them log as usual - one warning per break in the server's log, not one per process."""
+    V, proc, SP, *_ = vllm_processor
+    monkeypatch.setattr(V.LuaguardLogitsProcessor, "_registry", None)
+    monkeypatch.setenv("LUAGUARD_PROJECTS", f"place={PLACE}")
+    V.LuaguardLogitsProcessor.validate_params(SP({"luaguard": True, "luaguard_project": "place"}))
+    reg = V.LuaguardLogitsProcessor._registry
+    try:
+        assert reg.projects["place"].quiet and reg._watcher.is_alive()
+        V.LuaguardLogitsProcessor(types.SimpleNamespace(model_config=proc.model_config), torch.device("cpu"), False)
+        assert not reg.projects["place"].quiet
+    finally:
+        reg.close()
+
+
 def test_served_luaguard_file_resolves_against_the_projects_root(vllm_processor, tmp_path, monkeypatch):
     """The server runs from a directory that is not the project's root: a project-relative
     ``luaguard_file`` (and an absolute one inside the root) still gives the file's contract,

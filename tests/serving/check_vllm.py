@@ -99,9 +99,15 @@ def prompts(tok, n: int) -> list[tuple[str, str, list[int], str]]:
     """(file, prompt text, prompt ids, file prefix): cuts of the sample place at path sites
     and statement starts (bench/guard_eval.py's cutter), the last PROMPT_TOKENS tokens, text
     = decoded ids; the file prefix is everything before the cut."""
+    saved = list(sys.path)
     sys.path.insert(0, str(REPO / "bench"))
-    from guard_eval import cut_prompts
-
+    try:
+        from guard_eval import cut_prompts
+    finally:
+        # (bench/model_speed.py, imported by guard_eval, puts this checkout's server/ first:
+        # vLLM's spawned engine processes inherit sys.path and would import luaguard from
+        # there instead of from PYTHONPATH - tests/serving/mutations.py relies on it)
+        sys.path[:] = saved
     return [_cut(tok, rel, text, off) for rel, text, off, _kind in cut_prompts(n // 2, n - n // 2, 1234)]
 
 
@@ -236,14 +242,29 @@ def main() -> int:
     want = [trim(o, tok.eos_token_id) for o in hf_outputs(items, guarded=True)]
     want_plain = [trim(o, tok.eos_token_id) for o in hf_outputs(items, guarded=False)]
     want_open = [trim(o, tok.eos_token_id) for o in hf_outputs(items, guarded=True, without_project=True)]
+    print(f"sys.path[0] for vLLM's processes: {sys.path[0]}", flush=True)
     if "llm" in sections:
-        ok &= llm_checks(items, want, want_plain)
+        ok &= section("LLM", llm_checks, items, want, want_plain)
     if "rest" in sections:
-        ok &= rest_checks(work, items, sites, want, want_plain, want_open)
+        ok &= section("REST", rest_checks, work, items, sites, want, want_plain, want_open)
     if "v2" in sections:
-        ok &= model_runner_v2(work)
+        ok &= section("Model Runner V2", model_runner_v2, work)
     print(f"tier time: {time.time() - t_start:.0f} s", flush=True)
     return 0 if ok else 1
+
+
+def section(name: str, run, *args) -> bool:
+    """``run(*args)``; an exception (vLLM refusing a whole batch, a server that died) is one
+    failed check, and the next section still runs."""
+    try:
+        return run(*args)
+    except Exception as exc:  # noqa: BLE001
+        import gc
+        import traceback
+
+        traceback.print_exc()
+        gc.collect()  # (an LLM's engine process ends with its last reference)
+        return check(f"{name} section ran to its end", False, f"{type(exc).__name__}: {exc}"[:300])
 
 
 def llm_checks(items, want, want_plain) -> bool:
@@ -475,15 +496,18 @@ def rest_mixed_workload(srv: Server, sites, rounds: int = 3, each: int = 16) -> 
 
 def rest_big_prompt(srv: Server, item) -> bool:
     """A 4 MB ``luaguard_prompt``: four unrelated unguarded requests sent 0.3 s later take as
-    long as when the same 4 MB come under another key (``padding``); the big request itself
-    is answered (trimmed, not refused)."""
-    rel, prompt, ids, prefix = item
+    long as when the same 4 MB come under another key (``padding``), in every round (each
+    round's prompt differs at both ends: no cache of primed prompts helps); the big request
+    itself is answered (trimmed, not refused)."""
+    rel, _prompt, ids, prefix = item
     filler = (PLACE / "src" / "server" / "Services" / "CombatService.luau").read_text()
-    big = filler * (4_000_000 // len(filler) + 1) + prefix
+    body = filler * (4_000_000 // len(filler) + 1)
     small = {"prompt": "local x = ", "max_tokens": 8, "temperature": 0}
 
-    def one_round(key: str | None) -> tuple[list[float], int]:
+    def one_round(key: str | None, n: int) -> tuple[float, int]:
+        """(the mean latency of the four unrelated requests, the big request's status)"""
         out: dict = {}
+        big = f"-- round {n} {key}\n{body}-- round {n} {key}\n{prefix}"
 
         def big_request():
             x = xargs(rel, None)
@@ -494,33 +518,27 @@ def rest_big_prompt(srv: Server, item) -> bool:
         t = threading.Thread(target=big_request)
         t.start()
         time.sleep(0.3)
-
-        def timed(_):
-            t0 = time.perf_counter()
-            srv.complete(small)
-            return time.perf_counter() - t0
-
         with ThreadPoolExecutor(4) as pool:
-            lat = list(pool.map(timed, range(4)))
+            lat = list(pool.map(lambda _: _timed_post(srv, small), range(4)))
         t.join()
-        return lat, out.get("code", 0)
+        return statistics.mean(lat), out.get("code", 0)
 
-    one_round("padding")  # (warm-up)
+    one_round("padding", -1)  # (warm-up)
     idle, control, test, codes = [], [], [], []
-    for _ in range(3):
+    for n in range(3):
         with ThreadPoolExecutor(4) as pool:
-            idle += list(pool.map(lambda _: _timed_post(srv, small), range(4)))
-        lat, code = one_round("padding")
-        control += lat
+            idle.append(statistics.mean(pool.map(lambda _: _timed_post(srv, small), range(4))))
+        lat, code = one_round("padding", n)
+        control.append(lat)
         codes.append(code)
-        lat, code = one_round("luaguard_prompt")
-        test += lat
+        lat, code = one_round("luaguard_prompt", n)
+        test.append(lat)
         codes.append(code)
-    m_idle, m_control, m_test = (statistics.median(x) for x in (idle, control, test))
-    ok = m_test <= 1.5 * m_control + 0.1 and all(c == 200 for c in codes)
+    ok = max(test) <= 1.5 * max(control) + 0.15 and all(c == 200 for c in codes)
+    ms = lambda xs: "/".join(f"{x * 1e3:.0f}" for x in xs)  # noqa: E731
     return check("REST 4 MB luaguard_prompt: unrelated requests not delayed", ok,
-                 f"median latency {m_test * 1e3:.0f} ms (same bytes under another key {m_control * 1e3:.0f} ms, "
-                 f"idle {m_idle * 1e3:.0f} ms; max {max(test) * 1e3:.0f} ms), big requests {codes}")
+                 f"mean latency per round {ms(test)} ms (same bytes under another key {ms(control)} ms, "
+                 f"idle {ms(idle)} ms), big requests {codes}")
 
 
 def _timed_post(srv: Server, body: dict) -> float:

@@ -418,7 +418,9 @@ def rest_bad_xargs(srv: Server) -> bool:
             ({"luaguard": True, "luaguard_project": 3}, "must be a string", "a number as project"),
             ({"luaguard": True, "luaguard_project": ["place"]}, "must be a string", "a list as project"),
             ({"Luaguard": True, "luaguard_project": "place"}, "did you mean 'luaguard'", "key 'Luaguard'"),
-            ({"LUAGUARD": True, "luaguard_project": "place"}, "did you mean 'luaguard'", "key 'LUAGUARD'"),
+            ({"LUAGUARD": True, "LUAGUARD_PROJECT": "place"}, "did you mean 'luaguard'", "keys 'LUAGUARD', 'LUAGUARD_PROJECT'"),
+            ({"Luaguard": True, "Luaguard_Project": "place", "Luaguard_File": "src/server/Bootstrap.server.luau"},
+             "did you mean 'luaguard'", "keys 'Luaguard', 'Luaguard_Project', 'Luaguard_File'"),
             ({"luaguard": True, "luaguard_projcet": "place"}, "did you mean 'luaguard_project'", "key 'luaguard_projcet'"),
             ({"luaguard": True, "luaguard_project": "place", "luaguard_file": "/etc/passwd"}, "outside project",
              "absolute file outside the root")):

@@ -183,13 +183,16 @@ def replay_rejections(items, outputs) -> tuple[int, int]:
 def lint_errors(rel: str, prefix: str, completion: str, cut_short: bool) -> list[str]:
     """What ``luaguard check --patch`` calls an error in ``completion`` written after
     ``prefix`` in the file ``rel`` (the rules of :data:`GUARDED_RULES`).  A completion cut by
-    ``max_tokens`` loses its unfinished last name first, and then a ``.``/``:`` left dangling
-    (the parser would read a missing name there); nothing left, nothing to judge."""
+    ``max_tokens`` loses its unfinished last name first; a ``.``/``:`` left dangling at the
+    end - cut there by ``max_tokens`` or by the stop at a newline, where Luau lets the name
+    follow on the next line - goes too (the parser would read a missing name there);
+    nothing left, nothing to judge."""
     engine, _tok, _vocab = reference()
     if cut_short:
-        completion = re.sub(r"\s*[.:]\s*$", "", re.sub(r"[A-Za-z_][A-Za-z0-9_]*$", "", completion))
-        if not completion.strip():
-            return []
+        completion = re.sub(r"[A-Za-z_][A-Za-z0-9_]*$", "", completion)
+    completion = re.sub(r"\s*[.:]\s*$", "", completion)
+    if not completion.strip():
+        return []
     text = prefix + completion
     return [f"{f.rule}: {f.message}" for f in engine.lint_text(text, PLACE / rel, mode="patch")
             if f.severity.label == "error" and f.rule in GUARDED_RULES and f.start >= len(prefix)]

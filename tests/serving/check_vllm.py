@@ -308,16 +308,18 @@ def llm_checks(items, want, want_plain) -> bool:
     ok &= check("LLM sampled guarded steps: 0 rejected tokens", refused == 0 and steps >= 1000,
                 f"{steps} steps, {refused} refused")
 
-    for bad, why in (({"luaguard": True, "luaguard_project": "nope"}, "unknown project"),
-                     ({"luaguard": "maybe", "luaguard_project": "place"}, "bad luaguard value"),
-                     ({"luaguard": True, "luaguard_project": "place", "luaguard_file": "../etc/passwd"}, "path escape"),
-                     ({"luaguard_project": "place"}, "keys without luaguard"),
-                     ({"Luaguard": True, "luaguard_project": "place"}, "near-miss key")):
+    for bad, want_msg, why in (
+            ({"luaguard": True, "luaguard_project": "nope"}, "unknown luaguard_project", "unknown project"),
+            ({"luaguard": "maybe", "luaguard_project": "place"}, "must be true or false", "bad luaguard value"),
+            ({"luaguard": True, "luaguard_project": "place", "luaguard_file": "../etc/passwd"}, "stay inside",
+             "path escape"),
+            ({"luaguard_project": "place"}, "given without 'luaguard'", "keys without luaguard"),
+            ({"Luaguard": True, "luaguard_project": "place"}, "did you mean 'luaguard'", "near-miss key")):
         try:
             llm.generate([reqs[0]], [SamplingParams(max_tokens=4, extra_args=bad)])
             ok &= check(f"LLM bad xargs rejected ({why})", False, "accepted")
         except Exception as exc:  # vLLM's validation error
-            ok &= check(f"LLM bad xargs rejected ({why})", "luaguard" in str(exc), str(exc)[:120])
+            ok &= check(f"LLM bad xargs rejected ({why})", want_msg in str(exc), str(exc)[:120])
     del llm
     return ok
 

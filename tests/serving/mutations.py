@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -82,9 +83,11 @@ def run_tier(pythonpath: Path | None, sections: str, log: Path) -> tuple[list[st
     with open(log, "w") as out:
         subprocess.run([sys.executable, str(REPO / "tests" / "serving" / "check_vllm.py")], env=env, stdout=out,
                        stderr=subprocess.STDOUT, timeout=3600)
-    lines = log.read_text(errors="replace").splitlines()
-    failed = [ln[5:].split(":")[0] for ln in lines if ln.startswith("FAIL ")]
-    passed = [ln[5:].split(":")[0] for ln in lines if ln.startswith("PASS ")]
+    # (a check's line may follow a progress bar's last redraw on the same line)
+    found = [m.groups() for m in re.finditer(r"(?:^|\]|\r)(PASS|FAIL) ([^:\n]*)", log.read_text(errors="replace"),
+                                             re.M)]
+    failed = [name for what, name in found if what == "FAIL"]
+    passed = [name for what, name in found if what == "PASS"]
     return failed, passed, time.time() - t0
 
 

@@ -14,6 +14,7 @@ import pytest
 import torch
 from endpoint_standin import completion_endpoint
 
+import luaguard.serving.config as C
 from luaguard.serving.config import ConfigError, GuardRequest, ProjectRegistry, XArgsError, parse_xargs
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -26,30 +27,58 @@ def test_xargs():
     assert parse_xargs({"luaguard": False, "luaguard_project": "p"}) is None
     assert parse_xargs({"luaguard": "true", "luaguard_project": "p", "luaguard_file": "src\\a.luau"}) == \
         GuardRequest("p", "src/a.luau", None)
+    assert parse_xargs({"luaguard": True, "luaguard_project": "p", "luaguard_file": "src/x/../a.luau"}).file == "src/a.luau"
+    # an absolute file is kept: the project's root decides (ServedProject.relpath)
+    assert parse_xargs({"luaguard": True, "luaguard_project": "p", "luaguard_file": "/srv/p/src/a.luau"}).file == \
+        "/srv/p/src/a.luau"
     assert parse_xargs({"luaguard": 1, "luaguard_project": "p", "luaguard_prompt": "x"}).prompt == "x"
+    # keys of other logits processors are none of luaguard's business
+    assert parse_xargs({"top_guard": 1, "language": "luau", "project": "x"}) is None
     for bad, msg in (({"luaguard": "maybe", "luaguard_project": "p"}, "true or false"),
-                     ({"luaguard": True}, "luaguard_project"),
+                     ({"luaguard": True}, "'luaguard_project' .* is required"),
                      ({"luaguard": True, "luaguard_project": "p", "luaguard_file": "../x.luau"}, "stay inside"),
-                     ({"luaguard": True, "luaguard_project": "p", "luaguard_file": "/etc/x"}, "stay inside"),
-                     ({"luaguard": True, "luaguard_project": "p", "luaguard_prompt": 3}, "string"),
-                     ({"luaguard": True, "luaguard_project": "p", "luaguard_mode": "x"}, "unknown key"),
-                     ({"luaguard_project": "p"}, "without 'luaguard'")):
+                     ({"luaguard": True, "luaguard_project": "p", "luaguard_file": "src/../../x.luau"}, "stay inside"),
+                     ({"luaguard": True, "luaguard_project": "p", "luaguard_file": "C:\\game\\a.luau"}, "Windows drive"),
+                     ({"luaguard": True, "luaguard_project": "p", "luaguard_prompt": 3}, "must be a string, got a number"),
+                     ({"luaguard": True, "luaguard_project": "p", "luaguard_mode": "x"}, "unknown key 'luaguard_mode'"),
+                     ({"luaguard_project": "p"}, "'luaguard_project' given without 'luaguard'"),
+                     # wrong types are named as wrong types, not as missing
+                     ({"luaguard": True, "luaguard_project": 3}, "'luaguard_project' must be a string .*got a number"),
+                     ({"luaguard": True, "luaguard_project": ["place"]}, "'luaguard_project' must be a string .*got a list"),
+                     ({"luaguard": True, "luaguard_project": " "}, "'luaguard_project' must not be empty"),
+                     ({"luaguard": True, "luaguard_project": "p", "luaguard_file": 7}, "'luaguard_file' must be a string"),
+                     # near-miss keys: refused with a did-you-mean, never served unguarded
+                     ({"Luaguard": True, "luaguard_project": "p"}, "'Luaguard': did you mean 'luaguard'"),
+                     ({"LUAGUARD": True}, "'LUAGUARD': did you mean 'luaguard'"),
+                     ({"luaguard": True, "luaguard_projcet": "p"}, "'luaguard_projcet': did you mean 'luaguard_project'"),
+                     ({"luaguard": True, "Luaguard_Project": "p"}, "did you mean 'luaguard_project'"),
+                     ({"luaguard": True, "luaguard-file": "a.luau", "luaguard_project": "p"}, "did you mean 'luaguard_file'"),
+                     ({"luagaurd": True, "luaguard_project": "p"}, "did you mean 'luaguard'")):
         with pytest.raises(XArgsError, match=msg):
             parse_xargs(bad)
 
 
-def test_registry_from_environment(tmp_path):
+def test_registry_from_environment(tmp_path, monkeypatch):
     reg = ProjectRegistry.from_environment({"LUAGUARD_PROJECTS": f"place={PLACE}, "})
-    assert reg.require("place").root == PLACE
+    assert reg.require("place").root == PLACE and reg.prompt_tokens == C.PROMPT_TOKENS
     with pytest.raises(XArgsError, match="unknown luaguard_project 'nope' .*place"):
         reg.require("nope")
     cfg = tmp_path / "serving.toml"
-    cfg.write_text(f'[projects]\nplace = "{PLACE}"\nrel = "."\n')
+    cfg.write_text(f'prompt_tokens = 512\n[projects]\nplace = "{PLACE}"\nrel = "."\n')
     reg = ProjectRegistry.from_environment({"LUAGUARD_SERVING_CONFIG": str(cfg)})
-    assert reg.require("rel").root == tmp_path / "."
+    assert reg.require("rel").root == tmp_path and reg.prompt_tokens == 512
+    assert ProjectRegistry.from_environment({"LUAGUARD_SERVING_CONFIG": str(cfg),
+                                             "LUAGUARD_PROMPT_TOKENS": "2048"}).prompt_tokens == 2048
+    # a relative root is taken from the working directory once, when the configuration is read
+    monkeypatch.chdir(PLACE.parent)
+    reg = ProjectRegistry.from_environment({"LUAGUARD_PROJECTS": "place=place"})
+    monkeypatch.chdir(tmp_path)
+    assert reg.require("place").root == PLACE
     for env, msg in (({"LUAGUARD_PROJECTS": "place"}, "expected name=/path"),
                      ({"LUAGUARD_PROJECTS": f"x={tmp_path / 'missing'}"}, "not a directory"),
-                     ({"LUAGUARD_SERVING_CONFIG": str(tmp_path / "none.toml")}, "cannot read")):
+                     ({"LUAGUARD_SERVING_CONFIG": str(tmp_path / "none.toml")}, "cannot read"),
+                     ({"LUAGUARD_PROMPT_TOKENS": "lots"}, "LUAGUARD_PROMPT_TOKENS: expected a whole number"),
+                     ({"LUAGUARD_PROMPT_TOKENS": "10"}, ">= 64")):
         with pytest.raises(ConfigError, match=msg):
             ProjectRegistry.from_environment(env)
     cfg.write_text("[projects\n")
@@ -57,25 +86,181 @@ def test_registry_from_environment(tmp_path):
         ProjectRegistry.from_environment({"LUAGUARD_SERVING_CONFIG": str(cfg)})
 
 
-def test_served_project_reloads_after_a_change(tmp_path, monkeypatch):
+def _copy_place(tmp_path) -> Path:
     import shutil
 
-    import luaguard.serving.config as C
-
-    monkeypatch.setattr(C, "RELOAD_CHECK_SECONDS", 0.0)
     root = tmp_path / "place"
     shutil.copytree(PLACE, root)
-    proj = ProjectRegistry({"p": root}).require("p")
-    first = proj.engine()
-    assert proj.engine() is first  # nothing changed
-    new = root / "src" / "shared" / "Extra.luau"
-    new.write_text("return {}\n")
+    return root
+
+
+def _touch(path: Path, tick: int) -> None:
+    """Give ``path`` a modification time of its own (the fingerprint's resolution)."""
     import os
 
-    os.utime(new.parent, ns=(1, 2_000_000_000_000_000_000))
+    os.utime(path, ns=(1, (2_000 + tick) * 1_000_000_000_000_000))
+
+
+def test_served_project_reloads_after_a_change(tmp_path):
+    root = _copy_place(tmp_path)
+    proj = ProjectRegistry({"p": root}).require("p")
+    first = proj.engine()
+    assert not proj.refresh() and proj.engine() is first  # nothing changed
+    new = root / "src" / "shared" / "Extra.luau"
+    new.write_text("return {}\n")
+    _touch(new.parent, 1)
+    assert proj.engine() is first  # (a request never reloads: the watcher does)
+    assert proj.refresh()
     second = proj.engine()
     assert second is not first
     assert second.project.resolve_partial("ReplicatedStorage.Shared.Extra")[1] == []
+
+
+def test_the_watcher_thread_picks_up_a_change(tmp_path, monkeypatch):
+    """``ProjectRegistry.watch``: a change on disk is loaded by the watcher thread, with no
+    request asking for it."""
+    import time
+
+    root = _copy_place(tmp_path)
+    reg = ProjectRegistry({"p": root})
+    first = reg.require("p").engine()
+    reg.watch(0.05)
+    try:
+        (root / "src" / "shared" / "Extra.luau").write_text("return {}\n")
+        _touch(root / "src" / "shared", 2)
+        deadline = time.monotonic() + 30
+        while reg.require("p").engine() is first and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert reg.require("p").engine().project.resolve_partial("ReplicatedStorage.Shared.Extra")[1] == []
+    finally:
+        reg.close()
+    assert not reg._watcher.is_alive()
+
+
+def test_a_deleted_project_file_keeps_the_last_good_index_with_one_warning(tmp_path, caplog):
+    """The project file removed while serving: the last good index stays (a path under a
+    closed folder is still unknown), one warning is logged however often the watcher looks;
+    restored, the project loads again."""
+    root = _copy_place(tmp_path)
+    proj = ProjectRegistry({"p": root}).require("p")
+    good = proj.engine()
+    assert good.project.resolve_partial("ReplicatedStorage.Shared.Zones")[1] == ["Zones"]
+    caplog.set_level("WARNING", logger="luaguard.serving")
+    (root / "default.project.json").rename(tmp_path / "saved.json")
+    _touch(root, 3)
+    for _ in range(3):
+        assert not proj.refresh()
+    assert proj.engine() is good and "no project file" in proj.error
+    warnings = [r for r in caplog.records if "keeping its last good index" in r.getMessage()]
+    assert len(warnings) == 1 and "no project file" in warnings[0].getMessage()
+    (tmp_path / "saved.json").rename(root / "default.project.json")
+    _touch(root, 4)
+    assert proj.refresh() and proj.error is None and proj.engine() is not good
+
+
+def test_a_root_without_a_project_file_is_refused(tmp_path, caplog):
+    """``open_engine(require_index=True)`` raises for a root with no project file (it would
+    be an empty, open DataModel that guards nothing); a served project there answers its
+    requests with the reason, and the engine process logs it once at start."""
+    from luaguard.engine import ProjectUnreadable, open_engine
+
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.luau").write_text("return 1\n")
+    assert open_engine(tmp_path).project.kind == "none"  # (a front end that lints loose files)
+    with pytest.raises(ProjectUnreadable, match="no project file in"):
+        open_engine(tmp_path, require_index=True)
+    caplog.set_level("ERROR", logger="luaguard.serving")
+    proj = ProjectRegistry({"tmp": tmp_path}).require("tmp")
+    with pytest.raises(ConfigError, match="project 'tmp' .*no project file"):
+        proj.engine()
+    with pytest.raises(ConfigError, match="no project file"):
+        proj.engine()
+    assert sum("does not load" in r.getMessage() for r in caplog.records) == 1
+
+
+# -- project-relative paths ----------------------------------------------------------------------
+def test_project_paths_resolve_against_the_root_not_the_working_directory(tmp_path, monkeypatch):
+    """``Engine.relpath`` reads a relative path against the current directory (what a person
+    types at the CLI); ``project_relpath``/``guard_contract`` read it against the project's
+    root (a request's ``luaguard_file``, the Hugging Face example), accept absolute paths
+    inside the root and refuse the rest."""
+    import os
+
+    from luaguard.engine import Engine, project_relpath
+
+    rel = "src/server/Services/CombatService.luau"
+    engine = Engine(PLACE)
+    monkeypatch.chdir(tmp_path)
+    assert engine.relpath(rel) is None  # (tmp_path/src/... is not in the project)
+    assert engine.project_relpath(rel) == rel == project_relpath(PLACE, rel)
+    assert project_relpath(PLACE, PLACE / rel) == rel and project_relpath(PLACE, f"src/server/../server/{'x.luau'}") == \
+        "src/server/x.luau"
+    for outside in ("../other/x.luau", "src/../../x.luau", "/etc/passwd", str(tmp_path / "x.luau"), ".", "", None):
+        assert project_relpath(PLACE, outside) is None, outside
+    link = tmp_path / "link"
+    os.symlink(PLACE, link)
+    assert project_relpath(PLACE, link / rel) == rel and Engine(link).project_relpath(PLACE / rel) == rel
+    monkeypatch.chdir(PLACE)
+    assert engine.relpath(rel) == rel  # (from the root, the two agree)
+    monkeypatch.chdir(tmp_path)
+    # the contract of a root-relative path, from elsewhere: the file's instances (script resolves)
+    contract = engine.guard_contract(rel)
+    assert contract.path == rel and [i.path for i in contract.scripts] == \
+        ["game.ServerScriptService.Server.Services.CombatService"]
+    assert engine.guard_contract(PLACE / rel).scripts == contract.scripts
+    assert engine.guard_contract(tmp_path / "CombatService.luau").scripts == ()
+
+
+def test_the_hugging_face_example_guards_script_with_a_root_relative_path(tmp_path, monkeypatch):
+    """The module docstring of ``luaguard.guard.processor``, run from a directory that is not
+    the project's root with a project-relative path: after ``require(script.Parent.`` the
+    mask allows the folder's children and refuses a name the folder lacks."""
+    from transformers import AutoConfig, AutoTokenizer
+
+    from luaguard.engine import Engine
+    from luaguard.guard.matcher import Guard
+    from luaguard.guard.processor import GuardLogitsProcessor
+
+    model = ROOT / "server" / "luaguard" / "data" / "model"
+    tok = AutoTokenizer.from_pretrained(model)
+    vocab = AutoConfig.from_pretrained(model).vocab_size
+    monkeypatch.chdir(tmp_path)
+    prompt = "local DataService = require(script.Parent."
+    contract = Engine(PLACE).guard_contract("src/server/Services/CombatService.luau", prompt)
+    guard = Guard.for_model(tok, vocab, contract)
+    scores = torch.zeros(1, vocab)
+    GuardLogitsProcessor(guard, [prompt], scripts=contract.scripts)(torch.tensor([tok.encode(prompt)]), scores)
+    banned = torch.isinf(scores[0])
+    data = tok.encode("DataService", add_special_tokens=False)[0]
+    net = tok.encode("Net", add_special_tokens=False)[0]  # (ReplicatedStorage.Shared.Net: not a sibling)
+    assert not banned[data] and banned[net]
+
+
+def test_luaguard_complete_reads_its_file_argument_against_the_current_directory(tmp_path, monkeypatch, capsys):
+    """``luaguard complete FILE:LINE:COL`` with FILE typed relative to the current directory
+    (not the project's root): the guard's contract is the file's (its scripts), and a
+    completion server is sent the file relative to the project's root."""
+    from endpoint_standin import completion_reply
+
+    from luaguard.cli import main
+    from luaguard.engine import Engine
+
+    root = _copy_place(tmp_path)
+    made = []
+    real = Engine.guard_contract
+
+    def spy(self, path=None, text=None):
+        made.append(real(self, path, text))
+        return made[-1]
+
+    monkeypatch.setattr(Engine, "guard_contract", spy)
+    monkeypatch.chdir(tmp_path)
+    with completion_endpoint(completion_reply("DataService)", [-0.1])) as endpoint:
+        (root / "luaguard.toml").write_text(f'[completion]\nendpoint = "{endpoint.url}"\nendpoint_project = "place"\n')
+        assert main(["complete", "place/src/server/Services/CombatService.luau:19:43", "--project", "place"]) == 0
+    capsys.readouterr()
+    assert endpoint.bodies[-1]["vllm_xargs"]["luaguard_file"] == "src/server/Services/CombatService.luau"
+    assert [i.path for i in made[-1].scripts] == ["game.ServerScriptService.Server.Services.CombatService"]
 
 
 # -- the processor, through stand-ins of vLLM's interface types -------------------------------
@@ -155,10 +340,125 @@ def test_a_second_instance_for_the_same_engine_does_nothing(vllm_processor):
 
 def test_processor_validate_params(vllm_processor):
     V, proc, SP, *_ = vllm_processor
-    V.LuaguardLogitsProcessor.validate_params(SP(None))
+    validate = V.LuaguardLogitsProcessor.validate_params
+    validate(SP(None))
+    validate(SP({"luaguard": True, "luaguard_project": "place"}))
+    validate(SP({"luaguard": True, "luaguard_project": "place",
+                 "luaguard_file": str(PLACE / "src/server/Bootstrap.server.luau")}))  # absolute, inside
+    for bad, msg in (({"luaguard": True, "luaguard_project": "other"}, "unknown luaguard_project"),
+                     ({"luaguard": True, "luaguard_project": "place", "luaguard_file": "/etc/passwd"},
+                      "'luaguard_file' '/etc/passwd' is outside project 'place'"),
+                     ({"luaguard": True, "luaguard_project": "place", "luaguard_file": "../x.luau"}, "stay inside"),
+                     ({"LUAGUARD": True, "luaguard_project": "place"}, "did you mean 'luaguard'"),
+                     ({"luaguard": True, "luaguard_project": 3}, "must be a string")):
+        with pytest.raises(ValueError, match=msg):
+            validate(SP(bad))
+
+
+def test_the_registry_watches_and_only_the_engine_process_logs(vllm_processor, monkeypatch):
+    """The registry a process makes on first use starts its watcher thread; made by
+    ``validate_params`` (vLLM's API-server process, which runs no engine) its projects log
+    their load failures at DEBUG, and a processor built in the process (the engine's) makes
+    them log as usual - one warning per break in the server's log, not one per process."""
+    V, proc, SP, *_ = vllm_processor
+    monkeypatch.setattr(V.LuaguardLogitsProcessor, "_registry", None)
+    monkeypatch.setenv("LUAGUARD_PROJECTS", f"place={PLACE}")
     V.LuaguardLogitsProcessor.validate_params(SP({"luaguard": True, "luaguard_project": "place"}))
-    with pytest.raises(ValueError, match="unknown luaguard_project"):
-        V.LuaguardLogitsProcessor.validate_params(SP({"luaguard": True, "luaguard_project": "other"}))
+    reg = V.LuaguardLogitsProcessor._registry
+    try:
+        assert reg.projects["place"].quiet and reg._watcher.is_alive()
+        V.LuaguardLogitsProcessor(types.SimpleNamespace(model_config=proc.model_config), torch.device("cpu"), False)
+        assert not reg.projects["place"].quiet
+    finally:
+        reg.close()
+
+
+def test_served_luaguard_file_resolves_against_the_projects_root(vllm_processor, tmp_path, monkeypatch):
+    """The server runs from a directory that is not the project's root: a project-relative
+    ``luaguard_file`` (and an absolute one inside the root) still gives the file's contract,
+    so after ``require(script.Parent.`` the mask is the one with the file's scripts - not the
+    mask of a file the guard cannot place."""
+    from luaguard.engine import Engine
+
+    V, proc, SP, BU, MD, vocab = vllm_processor
+    monkeypatch.chdir(tmp_path)
+    tok = proc.tokenizer()
+    rel = "src/server/Services/CombatService.luau"
+    prompt = "local DataService = require(script.Parent."
+    ids = tok.encode(prompt, add_special_tokens=False)
+    served = proc.registry().require("place")
+    guard = served.guard(tok, vocab, rel)
+    scripts = served.scripts(rel)
+    assert [i.path for i in scripts] == [i.path for i in Engine(PLACE).guard_contract(PLACE / rel).scripts] != []
+    want = guard.mask(guard.start(prompt, scripts=scripts)).banned_row(vocab)
+    unplaced = guard.mask(guard.start(prompt)).banned_row(vocab)
+    assert not np.array_equal(want, unplaced)
+    files = (rel, str(PLACE / rel), f"./{rel}", "src\\server\\Services\\CombatService.luau")
+    added = []
+    for i, file in enumerate(files):
+        x = {"luaguard": True, "luaguard_project": "place", "luaguard_file": file, "luaguard_prompt": prompt}
+        V.LuaguardLogitsProcessor.validate_params(SP(x))
+        added.append((i, SP(x), ids, []))
+    proc.update_state(BU(len(files), [], added, []))
+    logits = torch.zeros(len(files), vocab)
+    proc.apply(logits)
+    for i, file in enumerate(files):
+        assert np.array_equal(torch.isinf(logits[i]).numpy(), want), file
+    assert proc.failed == 0
+
+
+def test_a_long_luaguard_prompt_is_cut_before_the_engine_and_primed_off_the_step(vllm_processor, monkeypatch):
+    """A 4 MB ``luaguard_prompt``: ``validate_params`` (vLLM's admission, before the engine
+    process) replaces it by its end - at most ``prompt_tokens`` x CHARS_PER_TOKEN characters
+    from a line start, the caller's dict untouched - and the engine primes the guard with at
+    most ``prompt_tokens`` tokens of it on the processor's worker thread: ``update_state``
+    returns before the priming is done, and ``apply`` takes the primed cursor."""
+    import threading
+
+    V, proc, SP, BU, MD, vocab = vllm_processor
+    monkeypatch.setattr(proc.registry(), "prompt_tokens", 256)
+    tok = proc.tokenizer()
+    body = (PLACE / "src/server/Services/CombatService.luau").read_text()
+    tail = 'local ReplicatedStorage = game:GetService("ReplicatedStorage")\nlocal m = ReplicatedStorage.'
+    big = body * (4_000_000 // len(body)) + tail
+    assert len(big) > 3_900_000
+    x = {"luaguard": True, "luaguard_project": "place", "luaguard_file": "src/server/Bootstrap.server.luau",
+         "luaguard_prompt": big}
+    sp = SP(x)
+    V.LuaguardLogitsProcessor.validate_params(sp)
+    cut = sp.extra_args["luaguard_prompt"]
+    assert x["luaguard_prompt"] is big and sp.extra_args is not x
+    assert cut == C.bound_prompt(big, 256) and big.endswith(cut) and len(cut) <= 256 * C.CHARS_PER_TOKEN
+    assert big[len(big) - len(cut) - 1] == "\n"  # (from a line start)
+    primed = C.trim_prompt(cut, tok, 256)
+    assert big.endswith(primed) and 200 <= len(tok.encode(primed, add_special_tokens=False)) <= 256
+    gate = threading.Event()
+    real = proc._prime
+    seen = []
+
+    def slow(project, rel, prompt, prompt_ids):
+        gate.wait(60)
+        seen.append(prompt)
+        return real(project, rel, prompt, prompt_ids)
+
+    monkeypatch.setattr(proc, "_prime", slow)
+    ids = tok.encode(tail, add_special_tokens=False)
+    proc.update_state(BU(1, [], [(0, sp, ids, [])], []))
+    assert not proc.rows[0].pending.done()  # (update_state did not wait for the priming)
+    gate.set()
+    logits = torch.zeros(1, vocab)
+    proc.apply(logits)
+    guard = proc.rows[0].guard
+    scripts = proc.registry().require("place").scripts(x["luaguard_file"])
+    want = guard.mask(guard.start(primed, scripts=scripts)).banned_row(vocab)
+    assert seen == [cut] and np.array_equal(torch.isinf(logits[0]).numpy(), want) and want.any()
+    # no luaguard_prompt: the prompt's last prompt_tokens ids, decoded
+    proc.update_state(BU(2, [], [(1, SP({k: v for k, v in x.items() if k != "luaguard_prompt"}),
+                                  tok.encode(body * 3 + tail, add_special_tokens=False), [])], []))
+    logits = torch.zeros(2, vocab)
+    proc.apply(logits)
+    assert np.array_equal(torch.isinf(logits[1]).numpy(), want) and proc.failed == 0
+    assert len(seen[1] or "") == 0  # (the ids were decoded on the worker thread)
 
 
 def test_model_runner_v2_is_never_a_start_up_failure_unless_luaguard_was_asked_for(vllm_processor, monkeypatch):
@@ -195,10 +495,7 @@ def test_a_project_that_breaks_keeps_its_last_good_index(vllm_processor, tmp_pat
     (validate_params) and, should one reach the engine anyway, that row may only end."""
     import shutil
 
-    import luaguard.serving.config as C
-
     V, proc, SP, BU, MD, vocab = vllm_processor
-    monkeypatch.setattr(C, "RELOAD_CHECK_SECONDS", 0.0)
     root = tmp_path / "place"
     shutil.copytree(PLACE, root)
     broken = tmp_path / "broken"
@@ -221,6 +518,7 @@ def test_a_project_that_breaks_keeps_its_last_good_index(vllm_processor, tmp_pat
 
     os.utime(root / "default.project.json", ns=(1, 3_000_000_000_000_000_000))
     caplog.set_level("WARNING", logger="luaguard.serving")
+    assert not reg.require("place").refresh()  # (what the watcher thread does)
     V.LuaguardLogitsProcessor.validate_params(SP(x))  # still guarded: the last good index
     proc.update_state(BU(2, [], [(1, SP(x), ids, [])], []))
     logits = torch.zeros(2, vocab)
@@ -242,7 +540,7 @@ def test_a_project_that_breaks_keeps_its_last_good_index(vllm_processor, tmp_pat
     # fixed on disk: the project reloads
     shutil.copy(PLACE / "default.project.json", root / "default.project.json")
     os.utime(root / "default.project.json", ns=(1, 4_000_000_000_000_000_000))
-    assert reg.require("place").engine() is not None and reg.require("place").error is None
+    assert reg.require("place").refresh() and reg.require("place").error is None
 
 
 # -- the language server's completion endpoint ------------------------------------------------

@@ -700,8 +700,9 @@ def cmd_complete(args: argparse.Namespace) -> int:
         guard=False if args.no_guard else None, temperature=args.temperature, seed=args.seed,
         timeout_ms=args.timeout_ms, stop=args.stop, fim=not args.no_fim, min_confidence=args.min_confidence,
     )
-    # the guard accepts what the linter accepts in this file (its contract)
-    contract = engine.guard_contract(path, text)
+    # the guard accepts what the linter accepts in this file (its contract); FILE is typed
+    # relative to the current directory, the contract reads paths against the project root
+    contract = engine.guard_contract(os.path.abspath(path), text)
     if settings.endpoint:
         from .serving.client import EndpointError, RemoteCompletionEngine
 

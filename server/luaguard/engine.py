@@ -204,8 +204,11 @@ class Engine:
         return got[2]
 
     def relpath(self, path: str | Path | None) -> str | None:
-        """``path`` relative to the project root as a POSIX string, or ``None`` when
-        outside the root (or no root)."""
+        """``path`` as a person typed it - absolute, or relative to the **current
+        directory** (the CLI's and the language server's file arguments) - relative to the
+        project root as a POSIX string; ``None`` when outside the root (or no root).  A
+        path that names a project file relative to the root (a request's
+        ``luaguard_file``, the Hugging Face example) goes through :meth:`project_relpath`."""
         if path is None or self.root is None:
             return None
         p = Path(path)
@@ -217,6 +220,11 @@ class Engine:
             return None
         return rel.as_posix()
 
+    def project_relpath(self, path: str | Path | None) -> str | None:
+        """A project file's path relative to the root (POSIX), never read against the
+        process's working directory: :func:`project_relpath` of :attr:`root`."""
+        return project_relpath(self.root, path) if self.root is not None else None
+
     def _script_files(self) -> list[Path]:
         project = self.project
         if project is None or self.root is None:
@@ -227,8 +235,9 @@ class Engine:
         """The run-time names a lint of ``text`` as ``path`` reads, for the guard
         (:class:`~luaguard.checks.runtime_names.WorldNames`: the project's names scoped by
         the run-time world, plus the text's own names and facts), so that the guard accepts
-        exactly the names the linter accepts in that file."""
-        rel = self.relpath(path)
+        exactly the names the linter accepts in that file.  ``path``: absolute or
+        root-relative (:meth:`project_relpath`)."""
+        rel = self.project_relpath(path)
         project = self.project
         scripts = project.instances_for_file(rel) if (project is not None and rel is not None) else []
         abs_path = self.root / rel if (rel is not None and self.root is not None) else None
@@ -257,10 +266,13 @@ class Engine:
         run-time names count as the linter counts them in :meth:`make_context`).  Every
         front end that builds a guard (the language server, ``luaguard complete``, the vLLM
         registry, the Hugging Face example) takes it from here, so the guard accepts what
-        this engine's checks accept.  Reads the project's script files on first use (the
-        run-time names); call it on the thread that owns the engine."""
+        this engine's checks accept.  ``path`` is a project file: absolute, or relative to
+        the project **root** (``"src/server/Main.server.luau"``; never to the process's
+        working directory - :meth:`project_relpath`); a path outside the root gives a
+        contract without ``path`` and ``scripts``.  Reads the project's script files on
+        first use (the run-time names); call it on the thread that owns the engine."""
         project = self.project
-        rel = self.relpath(path)
+        rel = self.project_relpath(path)
         # the project's run-time names scoped by the run-time world, plus the text's own
         names = self.runtime_names_for(text, path) if text else self.runtime_names.names()
         if project is None or rel is None:
@@ -414,11 +426,41 @@ class ProjectUnreadable(Exception):
     file's or the project file's error)."""
 
 
+def project_relpath(root: Path, path: str | Path | None) -> str | None:
+    """``path`` - a project file, absolute or relative to ``root`` - as a POSIX path
+    relative to ``root``; ``None`` when it is not given or lies outside the root (``..``
+    that climbs out, an absolute path elsewhere).  A relative path is read against
+    ``root``, never against the process's working directory (a serving worker or an
+    editor's server may run anywhere).  An absolute path that only symbolic links bring
+    inside the root is compared with the links resolved."""
+    if path is None:
+        return None
+    text = os.fspath(path)
+    if not text.strip():
+        return None
+    p = Path(text)
+    root = Path(root)
+    full = p if p.is_absolute() else root / p
+    try:
+        rel = Path(os.path.normpath(full)).relative_to(os.path.normpath(root))
+    except ValueError:
+        if not p.is_absolute():
+            return None  # (a relative path that climbs out of the root)
+        try:
+            rel = Path(os.path.realpath(full)).relative_to(os.path.realpath(root))
+        except (ValueError, OSError):
+            return None
+    return rel.as_posix() if rel.parts else None  # (the root itself is no file)
+
+
 def open_engine(root: Path, *, require_index: bool = False) -> Engine:
     """An :class:`Engine` for the project at ``root`` with its ``luaguard.toml`` settings
     and its index loaded - what a front end that cannot stop on a usage error (the agent
     hook, a serving worker) needs.  Raises :class:`ProjectUnreadable` for a config file that
-    is not valid TOML, a broken project file, or (``require_index``) no project file at all.
+    is not valid TOML, a broken project file, or (``require_index``) no project file at all
+    (no ``default.project.json``, single ``*.project.json`` or ``sourcemap.json`` in the
+    root: :func:`~luaguard.project.index.load_project` would index it as an empty, open
+    DataModel, which guards nothing).
     """
     from .workspace import read_project_settings
 
@@ -426,8 +468,13 @@ def open_engine(root: Path, *, require_index: bool = False) -> Engine:
     if result.error:
         raise ProjectUnreadable(result.error)
     engine = Engine(root, result.settings)
-    if engine.project is None and (engine.project_error or require_index):
-        raise ProjectUnreadable(engine.project_error or "no project file (default.project.json or sourcemap.json)")
+    project = engine.project
+    if project is None and engine.project_error:
+        raise ProjectUnreadable(engine.project_error)
+    if require_index and (project is None or project.kind == "none"):
+        why = "; ".join(p.message for p in (project.problems if project is not None else ()) if p.file == ".")
+        raise ProjectUnreadable(f"no project file in {engine.root} (default.project.json, one *.project.json or "
+                                f"sourcemap.json)" + (f": {why}" if why else ""))
     return engine
 
 

@@ -6,7 +6,9 @@
     from luaguard.guard.matcher import Guard
     from luaguard.guard.processor import GuardLogitsProcessor
 
-    contract = Engine(project_root).guard_contract(path, file_text)   # what the linter accepts
+    # what the linter accepts in the file; path: relative to project_root (not to the
+    # working directory) or absolute
+    contract = Engine(project_root).guard_contract("src/server/Main.server.luau", file_text)
     guard = Guard.for_model(tokenizer, model.config.vocab_size, contract)
     proc = GuardLogitsProcessor(guard, [prompt_text], scripts=contract.scripts)
     out = model.generate(**tokenizer(prompt_text, return_tensors="pt"),

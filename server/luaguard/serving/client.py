@@ -130,15 +130,16 @@ class RemoteCompletionEngine:
         return None
 
     def _rel(self, path: str | None) -> str | None:
+        """The project-relative ``luaguard_file`` of ``path`` (absolute, or relative to the
+        root: :func:`~luaguard.engine.project_relpath`); ``None`` outside the root."""
         if not path:
             return None
-        p = Path(path)
-        if self.root is not None and p.is_absolute():
-            try:
-                return p.relative_to(self.root).as_posix()
-            except ValueError:
-                return None
-        return p.as_posix() if not p.is_absolute() else None
+        if self.root is None:
+            p = Path(path)
+            return p.as_posix() if not p.is_absolute() else None
+        from ..engine import project_relpath
+
+        return project_relpath(self.root, path)
 
     def complete(self, request, contract=None, cancelled=None):
         """Post ``request`` (a :class:`~luaguard.guard.completion_types.CompletionRequest`);

@@ -256,7 +256,10 @@ def test_luaguard_complete_reads_its_file_argument_against_the_current_directory
     monkeypatch.setattr(Engine, "guard_contract", spy)
     monkeypatch.chdir(tmp_path)
     with completion_endpoint(completion_reply("DataService)", [-0.1])) as endpoint:
-        (root / "luaguard.toml").write_text(f'[completion]\nendpoint = "{endpoint.url}"\nendpoint_project = "place"\n')
+        # the endpoint in the user's own config (a repository's luaguard.toml cannot set it)
+        user = tmp_path / "user-config.toml"
+        user.write_text(f'[completion]\nendpoint = "{endpoint.url}"\nendpoint_project = "place"\n')
+        monkeypatch.setenv("LUAGUARD_USER_CONFIG", str(user))
         assert main(["complete", "place/src/server/Services/CombatService.luau:19:43", "--project", "place"]) == 0
     capsys.readouterr()
     assert endpoint.bodies[-1]["vllm_xargs"]["luaguard_file"] == "src/server/Services/CombatService.luau"

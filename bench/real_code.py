@@ -272,7 +272,7 @@ def typo_sites(path: Path, text: str) -> tuple[bool, list[tuple[str, int, int, s
     quotes for a string argument), its site kind (``member``, ``service``,
     ``script_path``, ``child_call``, ``path``) and the names that are valid there (a
     mutant that spells one of them is no typo: ``getService`` is a deprecated alias)."""
-    from luaguard.checks.resolve import resolver_for
+    from luaguard.checks.base import resolver_for
     from luaguard.luau import ast as A
 
     eng = engine_for(path)

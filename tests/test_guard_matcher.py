@@ -842,15 +842,16 @@ def test_no_decode_or_encode_inside_a_step(project, monkeypatch) -> None:
         ids = [i for i in range(len(tok)) if m.mask().allows(i)]
 
 
-def test_invalidate_after_the_project_changes() -> None:
-    from luaguard.guard.matcher import invalidate
-    from luaguard.project.tree import Instance
+def test_a_changed_project_gets_a_new_guard_without_invalidating(tmp_path) -> None:
+    import shutil
 
-    fresh = load_project(SAMPLES)
+    shutil.copytree(SAMPLES, tmp_path / "place")
+    fresh = load_project(tmp_path / "place")
     g = guard_for(BYTES, fresh)
+    assert guard_for(BYTES, fresh) is g  # kept on the index's snapshot
     assert not ok(g, SHARED, "NewThing\n")
-    fresh.service("ReplicatedStorage").child("Shared").add_child(Instance("NewThing", "Folder"))
-    invalidate(fresh)
+    (tmp_path / "place" / "src" / "shared" / "NewThing.luau").write_text("return {}\n")
+    fresh.apply_file_changes(["src/shared/NewThing.luau"])  # a new generation: a new snapshot
     g2 = guard_for(BYTES, fresh)
     assert g2 is not g
     assert ok(g2, SHARED, "NewThing\n")

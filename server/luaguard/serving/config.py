@@ -161,7 +161,7 @@ class ServedProject:
             self._signature = signature  # (a failed load is tried again after the next change)
             try:
                 engine = open_engine(self.root, require_index=True)
-                engine.runtime_names.names()  # (read the scripts now, not in a decoding step)
+                engine.snapshot.names()  # (read the scripts now, not in a decoding step)
             except Exception as exc:  # noqa: BLE001 - a broken project must not stop the server
                 self._error = str(exc) or type(exc).__name__
                 if self._engine is not None:
@@ -170,11 +170,7 @@ class ServedProject:
                 else:
                     log.error("luaguard: project %r (%s) does not load: %s", self.name, self.root, self._error)
                 return self._current()
-            if self._engine is not None:
-                from ..guard.matcher import invalidate
-
-                invalidate(self._engine.project)
-            elif self._error is not None:
+            if self._engine is None and self._error is not None:
                 log.warning("luaguard: project %r (%s) loads again", self.name, self.root)
             self._engine, self._error = engine, None
             self._signature = self._fingerprint()

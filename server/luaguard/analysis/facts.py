@@ -379,6 +379,10 @@ def extract_facts(chunk, text: str, resolver, rel: str) -> FileFacts:
     dm = resolver.project.datamodel
     reach.discard(id(dm))
     facts.reach = frozenset(reach)
+    # (the nested functions refer to one another through closure cells: clearing the cells
+    # frees them by reference counting, with no cycle left for the garbage collector)
+    line_of = call_handle = handle_for = is_found = presence = presence_checks = None  # type: ignore[assignment]
+    children_sources = targets_of = None  # type: ignore[assignment]
     return facts
 
 

@@ -23,7 +23,11 @@ the game uses links in, and the paths of Luau's string requires.
   ``require("@alias/x")`` from the path an alias names in the nearest ``.luaurc`` up the
   directory chain (alias names are case-insensitive; a path in ``.luaurc`` is relative to
   its directory).  A component names a child instance - on disk, ``x.luau``, ``x.lua``,
-  ``x/init.luau``, ``x/init.lua`` or a directory ``x``.
+  ``x/init.luau``, ``x/init.lua`` or a directory ``x``.  A project that writes requires for
+  darklua's *path* require mode (darklua.com, "Path Require Mode": ``convert_require`` with
+  ``current`` ``path`` in its ``darklua.json``) means ``./`` from the requiring *file's*
+  directory (an ``init.lua``'s own folder) and takes its aliases from the rule's
+  ``sources``.
 
 Files are read only inside the project root (the repository is untrusted input); an
 unreadable or malformed file adds nothing.
@@ -47,7 +51,8 @@ _WALLY_SECTIONS = tuple(WALLY_REALMS.values())
 NEVERMORE_LINK = "loader"
 NEVERMORE_WHY = ("Nevermore's loader links a 'loader' module into every Folder of modules it bootstraps at run time "
                  "(LoaderLinkCreator)")
-_MODULE_SUFFIXES = (".luau", ".lua")
+#: files Rojo turns into modules (the module is named without the suffix)
+_MODULE_SUFFIXES = (".luau", ".lua", ".json", ".jsonc", ".toml", ".yaml", ".yml")
 _INIT_FILES = ("init.luau", "init.lua")
 _LINE_COMMENT = re.compile(r"//[^\n]*")
 _TRAILING_COMMA = re.compile(r",(\s*[}\]])")
@@ -92,6 +97,7 @@ class Frameworks:
         self._tomls: dict[str, dict | None] = {}
         self._nevermore: tuple[str | None] | None = None
         self._luaurc: dict[str, dict[str, str]] = {}
+        self._mode: tuple[str, dict[str, str]] | None = None
 
     # -- reading files inside the root --------------------------------------------------------
     def _inside(self, rel: str) -> Path | None:
@@ -260,6 +266,39 @@ class Frameworks:
         except (OSError, ValueError):
             return None
         return None
+
+    def file_named(self, rel: str, name: str) -> bool:
+        """Is there a file ``name`` (as written, with its suffix) in the directory ``rel``?"""
+        path = self._inside(posixpath.join(rel, name) if rel else name)
+        try:
+            return path is not None and path.is_file()
+        except (OSError, ValueError):
+            return False
+
+    def require_mode(self) -> tuple[str, dict[str, str]]:
+        """``("luau", {})``, or ``("path", {alias (lower-case, no "@"): root-relative
+        path})`` when the project's darklua configuration converts path-mode requires."""
+        if self._mode is None:
+            self._mode = ("luau", {})
+            for name in ("darklua.json", ".darklua.json", "darklua.json5", ".darklua.json5"):
+                text = self._read(name)
+                if text is None:
+                    continue
+                try:
+                    data = json.loads(_TRAILING_COMMA.sub(r"\1", _LINE_COMMENT.sub("", text)))
+                except ValueError:
+                    continue
+                rules = data.get("process") if isinstance(data, dict) else None
+                for rule in rules if isinstance(rules, list) else ():
+                    current = rule.get("current") if isinstance(rule, dict) and rule.get("rule") == "convert_require" else None
+                    mode = current if isinstance(current, str) else current.get("name") if isinstance(current, dict) else None
+                    if mode == "path":
+                        sources = current.get("sources") if isinstance(current, dict) else None
+                        aliases = {k.lower().lstrip("@"): posixpath.normpath(v) for k, v in (sources or {}).items()
+                                   if isinstance(k, str) and isinstance(v, str) and not v.startswith("/")}
+                        self._mode = ("path", aliases)
+                break
+        return self._mode
 
     def is_dir(self, rel: str) -> bool:
         """Is the root-relative ``rel`` a directory inside the root?"""

@@ -521,6 +521,8 @@ class Resolver:
                                         impossible=True))
             return UNKNOWN
         if method == "Clone" and cls is not None:
+            if any(n.class_guessed for n in base.nodes):
+                return UNKNOWN  # a copy of a model file's instance: its class is a guess
             return Value(class_name=cls, fresh=True, bound=base.bound, engine=base.engine or bool(base.nodes))
         if method in ("FindFirstChildOfClass", "FindFirstChildWhichIsA", "FindFirstAncestorOfClass", "FindFirstAncestorWhichIsA"):
             if literal is not None and self.api.has_class(literal):
@@ -604,17 +606,26 @@ class Resolver:
             return UNKNOWN  # an escape or a long string: offsets inside it are not the text's
         origin = arg.start + quote
         frameworks = getattr(self.judge, "frameworks", None)
+        mode, sources = frameworks.require_mode() if frameworks is not None else ("luau", {})
+        if parts and parts[-1][0] in ("init", "init.lua", "init.luau"):
+            parts = parts[:-1]  # (a folder's init module is the folder)
+        if parts:
+            last, at = parts[-1]
+            for suffix in _MODULE_FILE_SUFFIXES:
+                if last.endswith(suffix) and len(last) > len(suffix):
+                    parts = [*parts[:-1], (last[: -len(suffix)], at)]  # (the file's name: its module)
+                    break
         if head == ".":
-            start_nodes = tuple(n.origin or n for n in self.scripts)
-            file_dir = self._file_module()
-            if start_nodes:
-                nodes = tuple(n.parent for n in start_nodes if n.parent is not None)
-                if len(nodes) != len(start_nodes):
-                    return UNKNOWN
-                return self._require_nodes(nodes, parts, origin, text)
-            if file_dir is None or frameworks is None:
-                return UNKNOWN
-            return self._require_files(frameworks, _parent_dir(file_dir), parts, origin, text)
+            # Luau: from the module's parent; darklua's path mode: from the file's directory.
+            # They differ only for an init file (its own folder): the project's mode first,
+            # and a path either reading reaches is no mistake
+            init = _is_init(self.rel)
+            miss = self._relative(frameworks, mode == "path" and init, parts, origin, text)
+            if miss is not None and init and self._relative(frameworks, mode != "path", parts, origin, text) is None:
+                miss = None
+            if miss is not None:
+                self.misses.append(miss)
+            return UNKNOWN
         if head == "@self":
             if self.scripts:
                 return self._require_nodes(tuple(n.origin or n for n in self.scripts), parts, origin, text)
@@ -624,23 +635,41 @@ class Resolver:
             return self._require_files(frameworks, file_dir, parts, origin, text)
         if frameworks is None or self.rel is None:
             return UNKNOWN
-        aliases = frameworks.luaurc_aliases(posixpath.dirname(self.rel))
-        target = aliases.get(head[1:])
-        if target is None:
-            return UNKNOWN  # an alias the host defines (Lune's @lune) or none: not judged
-        path = target[0]
+        if mode == "path" and head[1:] in sources:
+            path = sources[head[1:]]
+        else:
+            target = frameworks.luaurc_aliases(posixpath.dirname(self.rel)).get(head[1:])
+            if target is None:
+                return UNKNOWN  # an alias the host defines (Lune's @lune) or none: not judged
+            path = target[0]
         mapped = self._mapped(path)
         if mapped:
             return self._require_nodes(mapped, parts, origin, text)
         return self._require_files(frameworks, path, parts, origin, text)
+
+    def _relative(self, frameworks, own_folder: bool, parts, origin: int, text: str) -> Miss | None:
+        """Navigate a ``./``/``../`` require from the module's parent (``own_folder``: from
+        the file's own folder); the miss it makes (not recorded), or ``None``."""
+        before = len(self.misses)
+        start_nodes = tuple(n.origin or n for n in self.scripts)
+        if start_nodes:
+            nodes = start_nodes if own_folder else tuple(n.parent for n in start_nodes if n.parent is not None)
+            if len(nodes) == len(start_nodes):
+                self._require_nodes(nodes, parts, origin, text)
+        else:
+            file_dir = self._file_module()
+            if file_dir is not None and frameworks is not None:
+                self._require_files(frameworks, file_dir if own_folder else _parent_dir(file_dir), parts, origin, text)
+        new = self.misses[before:]
+        del self.misses[before:]
+        return new[0] if new else None
 
     def _file_module(self) -> str | None:
         """The file's module path on disk (``a/b`` for ``a/b.luau`` and ``a/b/init.luau``)."""
         rel = self.rel
         if not rel:
             return None
-        base = posixpath.basename(rel)
-        if base in ("init.luau", "init.lua"):
+        if _is_init(rel):
             return posixpath.dirname(rel)
         for suffix in (".luau", ".lua"):
             if rel.endswith(suffix):
@@ -686,6 +715,9 @@ class Resolver:
         return UNKNOWN  # (a module's value is what it returns, not an instance)
 
     def _require_files(self, frameworks, directory: str, parts, origin: int, text: str) -> Value:
+        """Navigate a require through the files on disk (a file the project does not map).
+        A component missing there is a warning: a folder a build or an install makes (Wally's
+        ``Packages``, a code generator's output) may not be in the checkout."""
         cur = directory
         for name, offset in parts:
             if name == "..":
@@ -694,6 +726,8 @@ class Resolver:
                 cur = _parent_dir(cur)
                 continue
             nxt = frameworks.file_child(cur, name)
+            if nxt is None and frameworks.file_named(cur, name):
+                return UNKNOWN  # a file named with its suffix (a data module, a bundler's input)
             if nxt is None:
                 if not frameworks.is_dir(cur):
                     return UNKNOWN
@@ -830,3 +864,15 @@ class Resolver:
 
 def _parent_dir(path: str) -> str:
     return posixpath.dirname(path)
+
+
+#: files Rojo turns into modules (the instance is named without the suffix): a require may
+#: name one with its suffix
+_MODULE_FILE_SUFFIXES = (".luau", ".lua", ".jsonc", ".json", ".toml", ".yaml", ".yml")
+
+
+def _is_init(rel: str | None) -> bool:
+    """Is the file a folder's init script (``init.luau``; Rojo's ``init.server.luau`` and
+    ``init.client.luau`` too): the module is the folder?"""
+    base = posixpath.basename(rel or "")
+    return base.startswith("init.") and base.endswith((".luau", ".lua")) and base.count(".") <= 2

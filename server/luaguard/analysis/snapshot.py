@@ -41,7 +41,7 @@ from rapidfuzz.distance import OSA
 from ..fuzzy import rank
 from ..project.tree import Instance
 from .frameworks import NEVERMORE_LINK, NEVERMORE_WHY, Frameworks
-from .places import CHARACTER_PARTS, CHARACTER_REASON, POSSIBLE_CHILD, TEMPLATE_SITE, Places, child_of
+from .places import CHARACTER_PARTS, CHARACTER_REASON, POSSIBLE_CHILD, TEMPLATE_SITE, Places, child_of, origin
 from .resolve import Resolver
 from .scans import NamesView, ProjectScans, created_names
 from .verdict import FRAMEWORK, IN_PROJECT, NEAR_MISS, NOTHING, POSSIBLE, ROBLOX, SCRIPT, Verdict
@@ -235,6 +235,8 @@ class Snapshot:
         reason = self.open_reason(node)
         if reason is None and self.api.has_class(node.class_name):
             found = self.world.verdict(node, name, own)
+            if found is not None and found.status != CREATED and node.open_reason == _UNSERVED:
+                found = None  # (what may create any child does not reach a service the engine owns)
             if found is None:
                 if packages is not None:
                     why = packages[1]
@@ -294,8 +296,10 @@ class Snapshot:
         if own is not None:
             if name in own.names:
                 return f"this file names '{name}'"
-            if own.checks_for(name):
-                return "this file checks for it with FindFirstChild"
+            facts = own.facts(self.world)
+            line = facts.presence.get((id(origin(node)), name)) if facts is not None else None
+            if line is not None:
+                return f"the code checks for it with FindFirstChild first (line {line})"
         if scans.pool().get(name, 0) - (name in mine.names) > 0:
             return f"a script names '{name}'"
         steps = scans.step_counts()

@@ -77,11 +77,6 @@ class OwnFacts:
         self._chunk = chunk
         self._facts: FileFacts | None = None
 
-    def checks_for(self, name: str) -> bool:
-        """Does the text look ``name`` up with ``FindFirstChild`` (code that copes with the
-        child's absence)?"""
-        return bool(self._text) and re.search(rf"""FindFirstChild\s*\(\s*(["']){re.escape(name)}\1""", self._text) is not None
-
     def facts(self, world: "RuntimeWorld") -> FileFacts | None:
         if self._facts is None:
             chunk = self._chunk() if callable(self._chunk) else self._chunk

@@ -10,7 +10,9 @@ severity follows it:
   ``$path``, a Wally package folder read from ``wally.toml``, a service the engine owns)
   where no script creates it: ``'Modulez' is not a child of game.ReplicatedStorage.Shared
   (Folder). Did you mean 'Modules'?``; also a string require's component
-  (``require("./Utill")``) that is no module there;
+  (``require("./Utill")``) that is no child there (a require of a file the project does not
+  map is navigated on disk: a missing component there is a ``likely_unknown_instance``
+  warning, as a build or an install may make it);
 * ``unknown_service`` (error, in any file): ``game:GetService("ReplicatedStorag")`` names
   no service;
 * ``likely_unknown_instance`` (warning): under an **open** node, or a closed one where the
@@ -73,10 +75,13 @@ class InstancePathCheck:
             f.data["impossible"] = True
             return f
         if miss.kind == "module":
+            # on disk, outside the instance tree: a folder a build or an install makes may be
+            # missing from the checkout - a warning
             ranked = rank(miss.name, miss.candidates)
-            msg = f"require({miss.path!r}): '{miss.name}' is no module or folder in {miss.owner}/"
+            msg = (f"require({miss.path!r}): '{miss.name}' is no module or folder in {miss.owner}/ (unless a "
+                   "build or an install makes it)")
             listing = "" if ranked else _listing(miss.candidates, miss.owner + "/")
-            return self._emit(ctx, UNKNOWN_INSTANCE, Severity.ERROR, miss, msg, ranked, listing)
+            return self._emit(ctx, LIKELY_UNKNOWN_INSTANCE, Severity.WARNING, miss, msg, ranked, listing)
 
         parent = miss.parents[0] if miss.parents else None
         where = _describe(parent) if parent is not None else f"a {miss.owner}"

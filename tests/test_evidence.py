@@ -75,13 +75,13 @@ def test_members_still_fail_where_no_child_can_exist(tmp_path):
     engine = game(tmp_path)
     text = ('local p = Instance.new("Part")\n'
             "print(p.Anchord)\n"                      # a new part has no children: a member miss
-            "local f: Frame = script.Parent\n"
-            "f.Visble = false\n")                     # an assignment sets a property, never a child
-    found = lint(engine, "src/client/Ui.client.luau", text)
-    assert [(f.rule, f.range.start.line + 1, f.suggestions[0]) for f in found if f.rule == "unknown_member"] == [
-        ("unknown_member", 2, "Anchored"), ("unknown_member", 4, "Visible")]
-    assert all(f.severity is Severity.ERROR and f.fix is not None and f.fix.safe
-               for f in found if f.rule == "unknown_member")
+            "p.Transparancy = 1\n"                    # an assignment sets a property, never a child
+            "local f = script.Parent :: Frame\n"
+            "f.Visble = false\n")                     # only a cast claims the class: a warning
+    found = [f for f in lint(engine, "src/client/Ui.client.luau", text) if f.rule == "unknown_member"]
+    assert [(f.range.start.line + 1, f.severity.label, f.suggestions[0]) for f in found] == [
+        (2, "error", "Anchored"), (3, "error", "Transparency"), (5, "warning", "Visible")]
+    assert found[0].fix.safe and found[1].fix.safe and not found[2].fix.safe
 
 
 def test_not_scriptable_members_read_children(tmp_path):
@@ -305,3 +305,22 @@ def test_tool_calls_read_the_same_verdicts(tmp_path):
     assert call("ReplicatedStorage.Packages.Knit")["warnings"] == [] and call("ReplicatedStorage.Packages.Knit")["valid"]
     bad = call("RunService.Gadget")
     assert not bad["valid"] and bad["errors"][0]["code"] == "unknown_path"
+
+
+def test_string_requires_written_for_darklua_path_mode(tmp_path):
+    write_files(tmp_path, {
+        "default.project.json": rojo_project({"ReplicatedStorage": {"$className": "ReplicatedStorage",
+                                                                    "Shared": {"$path": "src/shared"}}}),
+        "darklua.json": json.dumps({"process": [{"rule": "convert_require", "current": {
+            "name": "path", "sources": {"@Shared": "src/shared/"}}, "target": {"name": "roblox"}}]}),
+        "src/shared/Util.luau": "return {}\n",
+        "src/shared/Palette/init.luau": "",
+        "src/shared/Palette/Light.luau": "return {}\n",
+    })
+    engine = Engine(tmp_path)
+    rel = "src/shared/Palette/init.luau"
+    # `./` from an init file's own folder; an alias from the rule's sources; a folder's init
+    good = 'local L = require("./Light")\nlocal U = require("@Shared/Util")\nlocal P = require("@Shared/Palette/init")\n'
+    assert lint(engine, rel, good) == []
+    [f] = lint(engine, rel, 'local U = require("@Shared/Utill")\n')
+    assert (f.rule, f.severity, f.suggestions[0]) == ("unknown_instance", Severity.ERROR, "Util")

@@ -42,8 +42,9 @@ A name that is no member of the value's class:
 
 * a method call of it (``part:Destory()``) is certainly wrong (a child is not a method,
   and the dump lists every member) - unless a subclass of a bound has it;
-* an assignment to it (``part.Anchord = true``) is certainly wrong: Roblox sets
-  properties, never children;
+* an assignment to it (``part.Anchord = true``) is wrong: Roblox sets properties, never
+  children - certainly so where the instance is real (a project node, what the engine made or
+  handed out), a warning where only an annotation or a cast claims the class;
 * a read (``x.Name``) is a child access: an :data:`UNKNOWN_MEMBER`-style miss only where
   no child can exist - a closed project node where nothing creates the child, a new
   instance (``Instance.new``) - and the name is a near miss of a member.  Elsewhere a near
@@ -406,9 +407,13 @@ class Resolver:
             return UNKNOWN
         candidates, _score = near_member(name, api, cls, base.bound, False)
         open_ended = base.bound and bool(api.subclasses(cls))
+        # certain where the instance is real (a project node, what the engine made or handed
+        # out); a class only claimed by an annotation or a cast may be wrong (`x :: Frame` on
+        # what is at times a ScreenGui): a warning
+        real = bool(base.nodes) or base.engine
         self.misses.append(Miss("member", base.nodes, name, expr.name_start, expr.name_end, "assign",
                                 dot_start=expr.name_start - 1, owner=f"any {cls}" if open_ended else cls,
-                                candidates=candidates, certain=not open_ended))
+                                candidates=candidates, certain=real and not open_ended))
         return UNKNOWN
 
     def _index(self, base: Value, name: str, start: int, end: int, form: str, dot_start: int) -> Value:

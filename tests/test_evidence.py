@@ -324,3 +324,24 @@ def test_string_requires_written_for_darklua_path_mode(tmp_path):
     assert lint(engine, rel, good) == []
     [f] = lint(engine, rel, 'local U = require("@Shared/Utill")\n')
     assert (f.rule, f.severity, f.suggestions[0]) == ("unknown_instance", Severity.ERROR, "Util")
+
+
+def test_a_generated_folder_git_ignores_inside_a_synced_folder(tmp_path):
+    # a code generator writes src/shared/net/ at build time; .gitignore keeps it out of the
+    # checkout: the closed folder may hold it
+    engine = game(tmp_path, {".gitignore": "/src/shared/net\n*.rbxl\n"})
+    text = "local Net = require(game:GetService('ReplicatedStorage').Shared.net.Server)\n"
+    assert shown(lint(engine, "src/server/Main.server.luau", text), Severity.ERROR) == []
+    # a name nothing ignores is still an error
+    other = "local Net = require(game:GetService('ReplicatedStorage').Shared.network)\n"
+    assert shown(lint(engine, "src/server/Main.server.luau", other), Severity.ERROR) == [("unknown_instance", 1)]
+
+
+def test_a_service_far_from_every_service_outside_the_datamodel_is_a_warning(tmp_path):
+    # a test runner's host may add services the API dump does not list; a near miss of a
+    # real service fails anywhere
+    engine = game(tmp_path, {"bin/run.luau": ""})
+    found = lint(engine, "bin/run.luau", "local P = game:GetService('ProcessService')\n")
+    assert [(f.rule, f.severity) for f in found] == [("unknown_service", Severity.WARNING)]
+    found = lint(engine, "src/server/Main.server.luau", "local P = game:GetService('ProcessService')\n")
+    assert [(f.rule, f.severity) for f in found] == [("unknown_service", Severity.ERROR)]

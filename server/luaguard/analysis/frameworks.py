@@ -98,6 +98,7 @@ class Frameworks:
         self._nevermore: tuple[str | None] | None = None
         self._luaurc: dict[str, dict[str, str]] = {}
         self._mode: tuple[str, dict[str, str]] | None = None
+        self._ignores: dict[str, list[str]] = {}
 
     # -- reading files inside the root --------------------------------------------------------
     def _inside(self, rel: str) -> Path | None:
@@ -299,6 +300,41 @@ class Frameworks:
                         self._mode = ("path", aliases)
                 break
         return self._mode
+
+    def ignored_by_git(self, rel: str) -> str | None:
+        """The ``.gitignore`` (root-relative) that ignores the root-relative path ``rel`` -
+        what a build or an install writes there is not in the checkout - or ``None``.  Read:
+        each ``.gitignore`` from the root down to ``rel``'s directory; a pattern with a
+        ``/`` (not only at its end) is anchored to its file's directory, one without matches
+        a name at any depth; ``!`` negations are not read (the lenient side)."""
+        from wcmatch import glob as wglob
+
+        parts = rel.split("/")
+        for depth in range(len(parts)):
+            base = "/".join(parts[:depth])
+            where = f"{base}/.gitignore" if base else ".gitignore"
+            for pattern in self._gitignore(where):
+                anchored = "/" in pattern.rstrip("/")
+                pat = pattern.strip("/")
+                below = parts[depth:]
+                for end in range(1, len(below) + 1):  # rel or one of its folders
+                    candidate = "/".join(below[:end])
+                    if anchored:
+                        hit = wglob.globmatch(candidate, pat, flags=wglob.GLOBSTAR | wglob.DOTGLOB)
+                    else:
+                        hit = wglob.globmatch(below[end - 1], pat, flags=wglob.DOTGLOB)
+                    if hit:
+                        return where
+        return None
+
+    def _gitignore(self, where: str) -> list[str]:
+        got = self._ignores.get(where)
+        if got is None:
+            text = self._read(where) or ""
+            got = [line.strip() for line in text.splitlines()
+                   if line.strip() and not line.lstrip().startswith(("#", "!"))]
+            self._ignores[where] = got
+        return got
 
     def is_dir(self, rel: str) -> bool:
         """Is the root-relative ``rel`` a directory inside the root?"""

@@ -21,7 +21,8 @@ buffers (:meth:`Snapshot.set_text`) update the scans in place.
    install`` holds exactly its ``wally.toml`` aliases), the dependencies Wally installs
    beside a package, Nevermore's ``loader`` links;
 4. under a closed container, what the scripts create there (:class:`~.world.RuntimeWorld`):
-   created (file:line), may be created (any name: a template, a name set at run time), or
+   created (file:line), may be created (any name: a template, a name set at run time), a
+   path the repository's ``.gitignore`` ignores inside a synced folder (a build's output), or
    nothing - the only error;
 5. under an open container (or one where scripts may create any name): *supported* when a
    script creates or names it (the name pool), reads it under an instance of the same name
@@ -237,6 +238,11 @@ class Snapshot:
             found = self.world.verdict(node, name, own)
             if found is not None and found.status != CREATED and node.open_reason == _UNSERVED:
                 found = None  # (what may create any child does not reach a service the engine owns)
+            if found is None and node.dir_path is not None:
+                ignored = frameworks.ignored_by_git(f"{node.dir_path}/{name}" if node.dir_path else name)
+                if ignored is not None:
+                    return Verdict(POSSIBLE, f"{ignored} ignores {node.dir_path}/{name}: a build or an install "
+                                             "makes it")
             if found is None:
                 if packages is not None:
                     why = packages[1]

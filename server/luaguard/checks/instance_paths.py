@@ -13,8 +13,10 @@ severity follows it:
   (``require("./Utill")``) that is no child there (a require of a file the project does not
   map is navigated on disk: a missing component there is a ``likely_unknown_instance``
   warning, as a build or an install may make it);
-* ``unknown_service`` (error, in any file): ``game:GetService("ReplicatedStorag")`` names
-  no service;
+* ``unknown_service`` (error): ``game:GetService("ReplicatedStorag")`` names no service -
+  in any file when the name is a near miss of a service (a typo fails in any host; outside
+  the project's DataModel a name far from every service is a warning: a test runner's host
+  may add services the API dump does not list);
 * ``likely_unknown_instance`` (warning): under an **open** node, or a closed one where the
   project's scripts may create children at run time, a name that is a near miss of a name
   the project knows there (its children, what other scripts read there: one edit, or a
@@ -34,6 +36,7 @@ from __future__ import annotations
 
 from ..analysis.places import POSSIBLE_CHILD, TEMPLATE_SITE
 from ..analysis.resolve import Miss
+from ..analysis.snapshot import near_names
 from ..analysis.verdict import NEAR_MISS, POSSIBLE
 from ..findings import Finding, Severity
 from ..fuzzy import best_fix, rank
@@ -72,7 +75,10 @@ class InstancePathCheck:
             ranked = rank(miss.name, project.api.services)
             msg = f"'{miss.name}' is not a Roblox service"
             f = self._emit(ctx, UNKNOWN_SERVICE, Severity.ERROR, miss, msg, ranked, listing="")
-            f.data["impossible"] = True
+            # a misspelt service fails in any host; a name far from every service may be one a
+            # special host adds (a test runner's ProcessService): outside the DataModel, a warning
+            if near_names(miss.name, project.api.services):
+                f.data["impossible"] = True
             return f
         if miss.kind == "module":
             # on disk, outside the instance tree: a folder a build or an install makes may be

@@ -87,8 +87,8 @@ RULE_HELP: dict[str, RuleHelp] = {
         "or create the name elsewhere, or silence it with `-- luaguard: allow(unverified_instance)`."),
     "unknown_service": RuleHelp(
         "GetService with a name that is not a Roblox service",
-        "Service names come from Roblox's API dump; an error in every file (it fails in any host). The fix (safe) "
-        "replaces the name with the one clearly best service."),
+        "Service names come from Roblox's API dump; a near miss of a service is an error in every file (it fails in "
+        "any host). The fix (safe) replaces the name with the one clearly best service."),
     "undefined_variable": RuleHelp(
         "A global that is neither a Luau nor a Roblox global nor assigned in the file",
         "Declare it (local), add it to extra_globals in luaguard.toml, or list it in a selene std or a luau-lsp "

@@ -15,7 +15,8 @@ buffers (:meth:`Snapshot.set_text`) update the scans in place.
 :meth:`Snapshot.verdict` (see :mod:`.verdict` for the kinds and the severity they earn):
 
 1. the project's child (a service by class name under the ``DataModel``) - in project;
-2. what Roblox makes: a character's parts; services the engine owns (``RunService``,
+2. what Roblox makes: a character's parts; the ``DataModel``'s children are services
+   (create.roblox.com, ``DataModel``); services the engine owns (``RunService``,
    ``TweenService`` ...: no script puts children there) are closed;
 3. what frameworks link in - Wally's aliases (a package folder missing before ``wally
    install`` holds exactly its ``wally.toml`` aliases), the dependencies Wally installs
@@ -233,6 +234,8 @@ class Snapshot:
             return Verdict(FRAMEWORK, packages[1])
         if node.open_reason == CHARACTER_REASON and name in CHARACTER_PARTS:
             return Verdict(ROBLOX, "Roblox creates it in every character")
+        if node is project.datamodel:
+            return Verdict(NOTHING, "the DataModel's children are services")
         reason = self.open_reason(node)
         if reason is None and self.api.has_class(node.class_name):
             found = self.world.verdict(node, name, own)

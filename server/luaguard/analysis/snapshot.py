@@ -258,15 +258,19 @@ class Snapshot:
                 return Verdict(SCRIPT, found.evidence)
             if found.handled:
                 return Verdict(POSSIBLE, found.evidence)
-            reason = found.evidence
+            # (a closed container code may give children: the name pool does not back a name
+            # there - what the world found created there would have been a SCRIPT verdict)
+            return self._possible(node, name, found.evidence, own, exclude, pool=False)
         elif reason is None:
             reason = f"class {node.class_name} is not in the API data"
         return self._possible(node, name, reason, own, exclude)
 
-    def _possible(self, node: Instance, name: str, reason: str, own: OwnFacts | None, exclude: Path | None) -> Verdict:
+    def _possible(self, node: Instance, name: str, reason: str, own: OwnFacts | None, exclude: Path | None, *,
+                  pool: bool = True) -> Verdict:
         """A name that may exist under ``node`` (``reason``): supported, a near miss, or
-        nothing backs it (see the module docstring)."""
-        backing = self._backing(node, name, own, exclude)
+        nothing backs it (see the module docstring).  ``pool``: a name some script names
+        backs it (under an open container)."""
+        backing = self._backing(node, name, own, exclude, pool)
         if backing:
             return Verdict(POSSIBLE, backing)
         there = self.elsewhere(name)
@@ -298,18 +302,18 @@ class Snapshot:
             keys.add("game")
         return keys
 
-    def _backing(self, node: Instance, name: str, own: OwnFacts | None, exclude: Path | None) -> str:
+    def _backing(self, node: Instance, name: str, own: OwnFacts | None, exclude: Path | None, pool: bool = True) -> str:
         """Why the project backs ``name`` under ``node`` (``""``: nothing does)."""
         scans = self.scans
         mine = scans.scan(exclude)
         if own is not None:
-            if name in own.names:
+            if pool and name in own.names:
                 return f"this file names '{name}'"
             facts = own.facts(self.world)
             line = facts.presence.get((id(origin(node)), name)) if facts is not None else None
             if line is not None:
                 return f"the code checks for it with FindFirstChild first (line {line})"
-        if scans.pool().get(name, 0) - (name in mine.names) > 0:
+        if pool and scans.pool().get(name, 0) - (name in mine.names) > 0:
             return f"a script names '{name}'"
         steps = scans.step_counts()
         for key in self._parent_keys(node):

@@ -10,13 +10,14 @@ only silence findings, never add them):
   ``FindFirstChild``/``GetService`` arguments and ``["..."]`` indexes, which would
   otherwise let a hallucinated name vouch for itself).  Class names passed to
   ``Instance.new`` count too (a new instance is named after its class);
-* the **path steps** the script reads: ``(parent, child)`` pairs of the chains it writes
-  (``Remotes.Hit``, ``Remotes:WaitForChild("Hit")``, ``game:GetService("Players")``),
-  the parent written lower-case and, for a local bound once to a chain
-  (``local remotes = RS:WaitForChild("Remotes")``), as the name that chain ends in; and
-  the names it looks up with ``WaitForChild``/``FindFirstChild``.  Another script reading
-  a name is evidence the name exists (a RemoteEvent made in Studio is read by every script
-  that uses it); an agent's invented name is read nowhere else;
+* the names it looks up with ``WaitForChild``/``FindFirstChild``; and, on demand
+  (:class:`Reads`: searched per question, not kept per file), the **path steps** scripts
+  read - ``(parent, child)`` of ``Remotes.Hit``, ``Remotes:WaitForChild("Hit")``,
+  ``Remotes["Hit"]``, ``GetService("Players").X``, the parent as written (lower-case) or,
+  for a local bound to a chain (``local remotes = RS:WaitForChild("Remotes")``), as the
+  name that chain ends in.  Another script reading a name is evidence the name exists (a
+  RemoteEvent made in Studio is read by every script that uses it); an agent's invented
+  name is read nowhere else;
 * whether a file **creates or moves instances** at all (``Instance.new``, ``:Clone()``,
   a ``Parent`` or ``Name`` assignment) - only such files are read again by
   :mod:`.world`, which parses them to learn *where* each name is created;
@@ -53,17 +54,15 @@ _CREATES = (re.compile(r"Instance\.new\s*\("), re.compile(r"Clone\s*\("), re.com
 _NEW_WITH_PARENT = re.compile(r"Instance\.new\s*\(\s*[^()]*,")
 _ASSET_REQUIRE = re.compile(r"require\s*\(\s*(\d{3,})\s*\)")
 
-_IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
-_STR = r"""(?:"[^"\\\r\n]{1,100}"|'[^'\\\r\n]{1,100}')"""
-#: one step of a path chain: ``.Name``, ``["Name"]``, ``:WaitForChild("Name"...)`` /
-#: ``:FindFirstChild("Name"...)`` / ``:GetService("Name")``
-_STEP = (rf"""\s*(?:\.\s*(?:{_IDENT})|\[\s*{_STR}\s*\]"""
-         rf"""|[:.]\s*(?:WaitForChild|FindFirstChild|GetService|FindService)\s*\(\s*{_STR}[^()\n]{{0,40}}\))""")
-_CHAIN = re.compile(rf"(?<![A-Za-z0-9_.:]){_IDENT}(?:{_STEP})+")
-_STEP_PARTS = re.compile(
-    rf"""\.\s*({_IDENT})|\[\s*("[^"\\\r\n]{{1,100}}"|'[^'\\\r\n]{{1,100}}')\s*\]"""
-    rf"""|[:.]\s*(WaitForChild|FindFirstChild|GetService|FindService)\s*\(\s*("[^"\\\r\n]{{1,100}}"|'[^'\\\r\n]{{1,100}}')""")
-_LOCAL_BEFORE = re.compile(rf"local\s+({_IDENT})\s*(?::[^=\n]{{0,60}})?=\s*$")
+_STR = r"""["']([^"'\\\r\n]{1,100})["']"""
+#: a name looked up by name (the argument of ``WaitForChild``/``FindFirstChild``)
+_LOOKED_UP = re.compile(r"(?:WaitForChild|FindFirstChild)\s*\(\s*" + _STR)
+#: a local bound to a chain, and the name the chain ends in (``.Name`` or a look-up's string)
+_ALIAS = re.compile(r"^[ \t]*local\s+([A-Za-z_]\w*)\s*(?::[^=\n]{0,60})?=[^\n;]*?(?:\.\s*([A-Za-z_]\w*)|\(\s*"
+                    + _STR + r"[^()\n]{0,40}\))[ \t]*(?:::[^\n]*)?$", re.M)
+#: what stands before a step: an identifier, or a look-up's string and its closing parenthesis
+_BEFORE_IDENT = re.compile(r"([A-Za-z_]\w*)\s*$")
+_BEFORE_CALL = re.compile(r"""(?:WaitForChild|FindFirstChild|GetService|FindService)\s*\(\s*["']([^"'\\\r\n]{1,100})["'][^()\n]{0,40}\)\s*$""")
 
 
 def _word_start(text: str, start: int) -> bool:
@@ -89,56 +88,17 @@ def created_names(text: str) -> set[str]:
     return out
 
 
-def read_steps(text: str) -> tuple[set[tuple[str, str]], set[str]]:
-    """``(steps, looked_up)`` of ``text``: the ``(parent, child)`` pairs of its path
-    chains (``parent`` lower-case; a local bound to a chain also stands for the name the
-    chain ends in) and the names passed to ``WaitForChild``/``FindFirstChild``."""
-    chains: list[tuple[int, list[str]]] = []
-    looked_up: set[str] = set()
-    aliases: dict[str, str] = {}
-    for m in _CHAIN.finditer(text):
-        chain = m.group(0)
-        names = [re.match(_IDENT, chain).group(0)]  # type: ignore[union-attr]
-        for s in _STEP_PARTS.finditer(chain, len(names[0])):
-            if s.group(1) is not None:
-                names.append(s.group(1))
-            elif s.group(2) is not None:
-                names.append(s.group(2)[1:-1])
-            else:
-                name = s.group(4)[1:-1]
-                names.append(name)
-                if s.group(3) in ("WaitForChild", "FindFirstChild"):
-                    looked_up.add(name)
-        if len(names) < 2:
-            continue
-        chains.append((m.start(), names))
-        line_start = text.rfind("\n", 0, m.start()) + 1
-        local = _LOCAL_BEFORE.search(text, line_start, m.start())
-        if local is not None:
-            aliases[local.group(1).lower()] = names[-1].lower()
-    steps: set[tuple[str, str]] = set()
-    for _at, names in chains:
-        for a, b in zip(names, names[1:]):
-            parent = a.lower()
-            steps.add((parent, b))
-            alias = aliases.get(parent)
-            if alias is not None and alias != parent:
-                steps.add((alias, b))
-    return steps, looked_up
-
-
 @dataclass(slots=True)
 class FileScan:
     """What the text-level scan learns about one script (see the module docstring).
 
-    ``names``: the file's pool names; ``steps``/``looked_up``: what it reads
-    (:func:`read_steps`); ``creates``: it creates, clones, renames or moves instances;
+    ``names``: the file's pool names; ``looked_up``: the names it looks up with
+    ``WaitForChild``/``FindFirstChild``; ``creates``: it creates, clones, renames or moves instances;
     ``parent_line``: 1-based line of its first ``Parent`` assignment (or ``Instance.new``
     with a parent argument), 0 when none; ``assets``: ``(line, asset id)`` of each
     ``require(<number>)``."""
 
     names: set[str]
-    steps: set[tuple[str, str]] = field(default_factory=set)
     looked_up: set[str] = field(default_factory=set)
     creates: bool = False
     parent_line: int = 0
@@ -147,8 +107,7 @@ class FileScan:
 
 def scan_text(text: str) -> FileScan:
     """:class:`FileScan` of ``text``."""
-    steps, looked_up = read_steps(text)
-    scan = FileScan(created_names(text), steps, looked_up)
+    scan = FileScan(created_names(text), set(_LOOKED_UP.findall(text)))
     for m in _ASSET_REQUIRE.finditer(text):
         if _word_start(text, m.start()):
             scan.assets.append((text.count("\n", 0, m.start()) + 1, m.group(1)))
@@ -172,10 +131,14 @@ class ProjectScans:
     ``files`` returns the script paths to scan (called lazily, on first use); ``read``
     reads one of them (missing or unreadable files count as empty).  Open editor buffers
     override disk through :meth:`set_text`; :meth:`file_changed` re-reads a file.  Counts of
-    the files naming each pool name, reading each step and looking up each name are kept
-    as files change (with 50,000 files a rebuild per keystroke took ~25 ms).
-    ``on_change(path)`` is called after what ``path`` says changed.
+    the files naming each pool name and looking up each name are kept as files change (with
+    50,000 files a rebuild per keystroke took ~25 ms).  ``on_change(path)`` is called after
+    what ``path`` says changed.  :attr:`reads` answers questions about path steps.
     """
+
+    #: texts kept in memory for :class:`Reads`, up to this many characters in all (beyond,
+    #: they are read again when needed)
+    TEXT_BUDGET = 64_000_000
 
     def __init__(self, files: Callable[[], Iterable[Path]], read: Callable[[Path], str | None],
                  on_change: Callable[[Path], None] | None = None) -> None:
@@ -185,13 +148,12 @@ class ProjectScans:
         self._per_file: dict[Path, FileScan] | None = None
         self._overrides: dict[Path, FileScan] = {}
         self._override_texts: dict[Path, str] = {}
-        self._counts: tuple[Counter, Counter, Counter] | None = None
-        #: the steps by parent (``{parent: Counter(child)}``) and by child (files reading
-        #: the child under any parent), kept with the counts
-        self._by_parent: dict[str, Counter] | None = None
-        self._by_child: Counter | None = None
+        self._counts: tuple[Counter, Counter] | None = None
+        self._texts: dict[Path, str] = {}
+        self._text_chars = 0
         #: bumped whenever what any file says changes (caches keyed on it)
         self.version = 0
+        self.reads = Reads(self)
 
     # -- scanning ----------------------------------------------------------------------
     def _ensure(self) -> dict[Path, FileScan]:
@@ -201,8 +163,17 @@ class ProjectScans:
                 text = self._read(path)
                 if text:
                     per_file[path] = scan_text(text)
+                    self._keep(path, text)
             self._per_file = per_file
         return self._per_file
+
+    def _keep(self, path: Path, text: str) -> None:
+        old = self._texts.pop(path, None)
+        if old is not None:
+            self._text_chars -= len(old)
+        if self._text_chars + len(text) <= self.TEXT_BUDGET:
+            self._texts[path] = text
+            self._text_chars += len(text)
 
     def scans(self) -> dict[Path, FileScan]:
         """``{path: FileScan}`` over the project, open buffers replacing their files."""
@@ -225,29 +196,19 @@ class ProjectScans:
     def text(self, path: Path) -> str | None:
         """The current text of ``path`` (an open buffer's, else the file's)."""
         got = self._override_texts.get(path)
+        if got is None:
+            got = self._texts.get(path)
         return got if got is not None else self._read(path)
 
-    def _counters(self) -> tuple[Counter, Counter, Counter]:
+    def _counters(self) -> tuple[Counter, Counter]:
         if self._counts is None:
             pool: Counter[str] = Counter()
-            steps: Counter[tuple[str, str]] = Counter()
             looked: Counter[str] = Counter()
             for scan in self.scans().values():
                 pool.update(scan.names)
-                steps.update(scan.steps)
                 looked.update(scan.looked_up)
-            self._counts = (pool, steps, looked)
+            self._counts = (pool, looked)
         return self._counts
-
-    def _step_indexes(self) -> tuple[dict[str, Counter], Counter]:
-        if self._by_parent is None or self._by_child is None:
-            by_parent: dict[str, Counter] = {}
-            by_child: Counter[str] = Counter()
-            for (parent, child), n in self.step_counts().items():
-                by_parent.setdefault(parent, Counter())[child] += n
-                by_child[child] += n
-            self._by_parent, self._by_child = by_parent, by_child
-        return self._by_parent, self._by_child
 
     def _change(self, path: Path, apply: Callable[[], None]) -> None:
         """Run ``apply`` (which changes what ``path`` says) and update the counts."""
@@ -260,7 +221,7 @@ class ProjectScans:
         if counts is None:
             return
         new = self.scan(path)
-        for counter, a, b in zip(counts, (old.names, old.steps, old.looked_up), (new.names, new.steps, new.looked_up)):
+        for counter, a, b in zip(counts, (old.names, old.looked_up), (new.names, new.looked_up)):
             if a == b:
                 continue
             for key in a - b:
@@ -269,35 +230,15 @@ class ProjectScans:
                     del counter[key]
             for key in b - a:
                 counter[key] += 1
-        if old.steps != new.steps and self._by_parent is not None and self._by_child is not None:
-            for sign, keys in ((-1, old.steps - new.steps), (1, new.steps - old.steps)):
-                for parent, child in keys:
-                    for counter, key in ((self._by_parent.setdefault(parent, Counter()), child), (self._by_child, child)):
-                        counter[key] += sign
-                        if counter[key] <= 0:
-                            del counter[key]
 
     # -- queries -------------------------------------------------------------------------
     def pool(self) -> Counter[str]:
         """Name -> number of files naming it (open buffers replacing their files)."""
         return self._counters()[0]
 
-    def step_counts(self) -> Counter[tuple[str, str]]:
-        """``(parent, child)`` -> number of files reading that step (:func:`read_steps`)."""
-        return self._counters()[1]
-
-    def read_under(self, parent: str) -> Counter[str]:
-        """Child -> number of (file, step) reads of it under an instance called ``parent``
-        (lower-case), over the project."""
-        return self._step_indexes()[0].get(parent) or Counter()
-
-    def read_anywhere(self) -> Counter[str]:
-        """Child -> number of (file, step) reads of it under any parent."""
-        return self._step_indexes()[1]
-
     def lookup_counts(self) -> Counter[str]:
         """Name -> number of files looking it up with ``WaitForChild``/``FindFirstChild``."""
-        return self._counters()[2]
+        return self._counters()[1]
 
     # -- updates -------------------------------------------------------------------------
     def set_text(self, path: Path, text: str | None) -> None:
@@ -324,23 +265,117 @@ class ProjectScans:
         def apply() -> None:
             if text:
                 per_file[path] = scan_text(text)
+                self._keep(path, text)
             else:
                 per_file.pop(path, None)
+                self._keep(path, "")
 
         self._change(path, apply)
 
     def adopt(self, other: "ProjectScans") -> None:
         """Start from what ``other`` (the previous snapshot's scans of the same project)
-        read: its file scans, open buffers and counts (copied: ``other`` stays as it was)."""
+        read: its file scans, texts, open buffers and counts (copied: ``other`` stays as it
+        was)."""
         if other._per_file is not None:
             self._per_file = dict(other._per_file)
+            self._texts = dict(other._texts)
+            self._text_chars = other._text_chars
         self._overrides = dict(other._overrides)
         self._override_texts = dict(other._override_texts)
         if other._counts is not None and other._per_file is not None:
             self._counts = tuple(Counter(c) for c in other._counts)  # type: ignore[assignment]
-            if other._by_parent is not None and other._by_child is not None:
-                self._by_parent = {k: Counter(v) for k, v in other._by_parent.items()}
-                self._by_child = Counter(other._by_child)
+
+
+class Reads:
+    """Where the project's scripts read a name as a path step (see the module docstring),
+    searched in their texts when asked (a literal search for the name, then the text
+    before each occurrence) and remembered until a file changes.  Results are the files
+    that read it, so the linted file can be left out."""
+
+    def __init__(self, scans: ProjectScans) -> None:
+        self._scans = scans
+        self._version = -1
+        self._memo: dict[tuple, dict] = {}
+        self._aliases: dict[Path, dict[str, str]] = {}
+
+    def _sync(self) -> None:
+        if self._version != self._scans.version:
+            self._memo = {}
+            self._aliases = {}
+            self._version = self._scans.version
+
+    def _texts(self):
+        scans = self._scans
+        for path in scans.scans():
+            text = scans.text(path)
+            if text:
+                yield path, text
+
+    def _alias_map(self, path: Path, text: str) -> dict[str, str]:
+        got = self._aliases.get(path)
+        if got is None:
+            got = {}
+            for var, dotted, called in _ALIAS.findall(text):
+                target = (dotted or called).lower()
+                if target != var.lower():
+                    got[var.lower()] = target
+            self._aliases[path] = got
+        return got
+
+    def _parent(self, path: Path, text: str, at: int) -> set[str]:
+        """The parent names (lower-case) a step at ``at`` is read under: the identifier or
+        look-up string before it, and what a local of that name is bound to."""
+        window = text[max(0, at - 160):at]
+        m = _BEFORE_IDENT.search(window)
+        if m is not None:
+            name = m.group(1).lower()
+            alias = self._alias_map(path, text).get(name)
+            return {name, alias} if alias else {name}
+        m = _BEFORE_CALL.search(window)
+        return {m.group(1).lower()} if m is not None else set()
+
+    def under(self, name: str) -> dict[str, set[Path]]:
+        """``{parent: files}`` of the steps that read ``name`` (``.name``, ``["name"]``,
+        ``:WaitForChild("name")``/``:FindFirstChild("name")``)."""
+        self._sync()
+        key = ("under", name)
+        got = self._memo.get(key)
+        if got is None:
+            q = re.escape(name)
+            step = re.compile(rf"""\.\s*{q}(?![A-Za-z0-9_])|[:.]\s*(?:WaitForChild|FindFirstChild)\s*\(\s*(["']){q}\1"""
+                              rf"""|\[\s*(["']){q}\2\s*\]""")
+            got = {}
+            for path, text in self._texts():
+                if name not in text:
+                    continue
+                for m in step.finditer(text):
+                    for parent in self._parent(path, text, m.start()):
+                        got.setdefault(parent, set()).add(path)
+            self._memo[key] = got
+        return got
+
+    def children(self, parent: str) -> dict[str, set[Path]]:
+        """``{child: files}`` of the steps read under an instance called ``parent``
+        (lower-case), or under a local bound to a chain ending in that name."""
+        self._sync()
+        key = ("children", parent)
+        got = self._memo.get(key)
+        if got is None:
+            got = {}
+            for path, text in self._texts():
+                low = text.lower()
+                if parent not in low:
+                    continue
+                names = {parent} | {v for v, t in self._alias_map(path, text).items() if t == parent}
+                pattern = re.compile(
+                    r"(?<![A-Za-z0-9_])(?i:" + "|".join(re.escape(n) for n in sorted(names)) + r")(?![A-Za-z0-9_])"
+                    r"""\s*(?:\.\s*([A-Za-z_]\w*)|[:.]\s*(?:WaitForChild|FindFirstChild)\s*\(\s*["']([^"'\\\r\n]{1,100})["']"""
+                    r"""|\[\s*["']([^"'\\\r\n]{1,100})["']\s*\])""")
+                for m in pattern.finditer(text):
+                    child = m.group(1) or m.group(2) or m.group(3)
+                    got.setdefault(child, set()).add(path)
+            self._memo[key] = got
+        return got
 
 
 class NamesView:

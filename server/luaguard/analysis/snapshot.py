@@ -315,9 +315,9 @@ class Snapshot:
                 return f"the code checks for it with FindFirstChild first (line {line})"
         if pool and scans.pool().get(name, 0) - (name in mine.names) > 0:
             return f"a script names '{name}'"
-        steps = scans.step_counts()
+        under = scans.reads.under(name)
         for key in self._parent_keys(node):
-            if steps.get((key, name), 0) - ((key, name) in mine.steps) > 0:
+            if under.get(key, set()) - {exclude}:
                 return f"another script reads '{name}' under '{node.name}'"
         return ""
 
@@ -339,11 +339,10 @@ class Snapshot:
 
     def _read_under(self, node: Instance, exclude: Path | None) -> list[str]:
         """Names other scripts read under an instance named like ``node``."""
-        mine = self.scans.scan(exclude).steps
         out: dict[str, None] = {}
         for key in self._parent_keys(node):
-            for child, n in self.scans.read_under(key).items():
-                if n - ((key, child) in mine) > 0:
+            for child, files in self.scans.reads.children(key).items():
+                if files - {exclude}:
                     out[child] = None
         return list(out)
 
@@ -358,7 +357,7 @@ class Snapshot:
             return True
         if scans.lookup_counts().get(name, 0) - (name in mine.looked_up) > 0:
             return True
-        return scans.read_anywhere().get(name, 0) - sum(1 for (_p, c) in mine.steps if c == name) > 0
+        return any(files - {exclude} for files in scans.reads.under(name).values())
 
     # -- resolvers ----------------------------------------------------------------------
     def resolver(self, view: "FileView", scripts, rel: str | None = None, project=None) -> Resolver:

@@ -21,6 +21,8 @@ the snapshot; nothing here is shared between projects.
 
 from __future__ import annotations
 
+import re
+
 from ..project.tree import Instance
 
 #: Containers whose contents the engine copies to each player or character at run time,
@@ -219,11 +221,27 @@ class Places:
         return False
 
 
+def spaced(service: str) -> str:
+    """The instance name a service may still have: its class name with a space before each
+    inner capital (``RunService`` is named ``"Run Service"``)."""
+    return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", service)
+
+
+def service_names(api) -> list[str]:
+    """Every name a child of the ``DataModel`` may have: the services' class names and their
+    spaced instance names (:func:`spaced`)."""
+    names = sorted(api.services)
+    return names + [s for s in (spaced(n) for n in names) if " " in s]
+
+
 def child_of(project, node: Instance, name: str) -> Instance | None:
     """The project's child ``name`` of ``node``: a child node, or - under the
-    ``DataModel`` - a service by its class name or by the instance name some services
-    still have (``RunService`` is named ``"Run Service"``)."""
+    ``DataModel`` - a service by its class name or by its spaced instance name
+    (:func:`spaced`)."""
     child = node.child(name)
     if child is None and node is project.datamodel:
-        child = project.service(name) or (project.service(name.replace(" ", "")) if " " in name else None)
+        child = project.service(name)
+        if child is None and " " in name:
+            joined = name.replace(" ", "")
+            child = project.service(joined) if spaced(joined) == name else None
     return child

@@ -43,7 +43,8 @@ from rapidfuzz.distance import OSA
 from ..fuzzy import rank
 from ..project.tree import Instance
 from .frameworks import NEVERMORE_LINK, NEVERMORE_WHY, Frameworks
-from .places import CHARACTER_PARTS, CHARACTER_REASON, POSSIBLE_CHILD, TEMPLATE_SITE, Places, child_of, origin
+from .places import (CHARACTER_PARTS, CHARACTER_REASON, POSSIBLE_CHILD, TEMPLATE_SITE, Places, child_of, origin,
+                     service_names)
 from .resolve import Resolver
 from .scans import NamesView, ProjectScans, created_names
 from .verdict import FRAMEWORK, IN_PROJECT, NEAR_MISS, NOTHING, POSSIBLE, ROBLOX, SCRIPT, Verdict
@@ -177,7 +178,7 @@ class Snapshot:
         these.)"""
         out: dict[str, None] = dict.fromkeys(c.name for c in node.all_children())
         if node is self.project.datamodel:
-            out.update(dict.fromkeys(sorted(self.api.services)))
+            out.update(dict.fromkeys(service_names(self.api)))
         out.update(dict.fromkeys(self.linked_names(node)))
         if created and self.open_reason(node) is None:
             out.update(dict.fromkeys(sorted(self.world.names_under(node, own))))

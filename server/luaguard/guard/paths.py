@@ -39,6 +39,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..analysis.places import service_names
 from ..analysis.resolve import Resolver, Value, scriptable
 from ..analysis.snapshot import WorldNames, snapshot_of
 from ..project.tree import Instance, is_identifier
@@ -365,7 +366,7 @@ class PathSpace:
             # what frameworks link in (the verdicts' rule)
             out.update(dict.fromkeys(self.snapshot.linked_names(n)))
             if n is project.datamodel:
-                out.update(dict.fromkeys(sorted(project.api.services)))
+                out.update(dict.fromkeys(service_names(project.api)))
             if kind in (KIND_DOT, KIND_BRACKET):
                 out.update(dict.fromkeys(m for m, info in project.api.members(n.class_name).items() if scriptable(info)))
                 out["Parent"] = None

@@ -45,7 +45,7 @@ A name that is no member of the value's class:
 * an assignment to it (``part.Anchord = true``) is wrong: Roblox sets properties, never
   children - certainly so where the instance is real (a project node, what the engine made or
   handed out), a warning where only an annotation or a cast claims the class;
-* a read (``x.Name``) is a child access: an :data:`UNKNOWN_MEMBER`-style miss only where
+* a read (``x.Name``) is a child access: a ``"member"`` miss (``unknown_member``) only where
   no child can exist - a closed project node where nothing creates the child, a new
   instance (``Instance.new``) - and the name is a near miss of a member.  Elsewhere a near
   miss of a member is reported as a child the project does not back (a hint in editor

@@ -271,6 +271,9 @@ def test_a_child_found_into_a_local_and_tested_is_not_an_error(tmp_path):
             "local deep = script.Parent and script.Parent:FindFirstChild('Deeper')\n"
             "if not deep then return end\n")
     assert shown(lint(engine, "src/server/Main.server.luau", text), Severity.ERROR) == []
+    # a loop that waits until a harness parents it: also a check
+    polled = "local r\nwhile r == nil do\n\tr = game:FindFirstChild('Result')\n\ttask.wait(1)\nend\n"
+    assert shown(lint(engine, "src/server/Main.server.luau", polled), Severity.ERROR) == []
     # not tested: the code assumes the child is there
     assert shown(lint(engine, "src/server/Main.server.luau", "print(script:FindFirstChild('Extra').Value)\n"),
                  Severity.ERROR) == [("unknown_instance", 1)]

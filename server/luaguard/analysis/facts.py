@@ -267,6 +267,8 @@ def extract_facts(chunk, text: str, resolver, rel: str) -> FileFacts:
                     fn_keys.setdefault(id(val), []).append(("local", id(var)))
         elif t is A.StatAssign:
             for target, val in zip(node.targets, node.values):
+                if type(target) is A.ExprLocal and is_found(val):
+                    found_by[id(target.local)] = val
                 if type(target) is A.ExprIndexName and target.op == "." and target.name not in ("Name", "Parent"):
                     fields.setdefault(target.name, []).append(val)
                 if type(target) is A.ExprIndexName and target.op == "." and target.name in ("Name", "Parent"):
@@ -281,8 +283,8 @@ def extract_facts(chunk, text: str, resolver, rel: str) -> FileFacts:
                 src = children_sources(node.values[0])
                 if src is not None:
                     by_local[id(node.vars[1])] = _Handle("children", line_of(node.start), src)
-        elif t is A.StatIf:
-            presence_checks(node.condition)
+        elif t is A.StatIf or t is A.StatWhile or t is A.StatRepeat:
+            presence_checks(node.condition)  # (a loop that waits until the child is there too)
         elif t is A.ExprBinary:
             if node.op == "and":
                 presence_checks(node.left)

@@ -657,17 +657,37 @@ class Resolver:
         the file's own folder); the miss it makes (not recorded), or ``None``."""
         before = len(self.misses)
         start_nodes = tuple(n.origin or n for n in self.scripts)
-        if start_nodes:
-            nodes = start_nodes if own_folder else tuple(n.parent for n in start_nodes if n.parent is not None)
-            if len(nodes) == len(start_nodes):
-                self._require_nodes(nodes, parts, origin, text)
+        nodes = start_nodes if own_folder else tuple(n.parent for n in start_nodes if n.parent is not None)
+        if start_nodes and len(nodes) == len(start_nodes) and not self._climbs_out(nodes, parts):
+            self._require_nodes(nodes, parts, origin, text)
         else:
+            # no instance, or a path that climbs out of the places the project maps (to the
+            # DataModel, above a library's root): written for the files on disk
             file_dir = self._file_module()
             if file_dir is not None and frameworks is not None:
                 self._require_files(frameworks, file_dir if own_folder else _parent_dir(file_dir), parts, origin, text)
         new = self.misses[before:]
         del self.misses[before:]
         return new[0] if new else None
+
+    def _climbs_out(self, nodes: tuple[Instance, ...], parts) -> bool:
+        """Do the leading ``..`` of ``parts`` climb from ``nodes`` to the DataModel (or past a
+        library's root) with components left to find?"""
+        ups = 0
+        for name, _at in parts:
+            if name != "..":
+                break
+            ups += 1
+        if not ups or ups == len(parts):
+            return False
+        dm = self.project.datamodel
+        for n in nodes:
+            cur: Instance | None = n
+            for _ in range(ups):
+                cur = cur.parent if cur is not None else None
+            if cur is None or cur is dm:
+                return True
+        return False
 
     def _file_module(self) -> str | None:
         """The file's module path on disk (``a/b`` for ``a/b.luau`` and ``a/b/init.luau``)."""

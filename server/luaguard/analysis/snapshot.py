@@ -191,6 +191,8 @@ class Snapshot:
         them; a Wally package folder awaiting ``wally install`` is closed by its
         ``wally.toml``."""
         reason = node.open_reason
+        if node is self.project.datamodel:
+            return None  # (its children are services: create.roblox.com, DataModel)
         if reason is None:
             if node.class_name in _SCRIPTS and node.dir_path is None and not node.children:
                 return self._place_children(node)
@@ -235,8 +237,6 @@ class Snapshot:
             return Verdict(FRAMEWORK, packages[1])
         if node.open_reason == CHARACTER_REASON and name in CHARACTER_PARTS:
             return Verdict(ROBLOX, "Roblox creates it in every character")
-        if node is project.datamodel:
-            return Verdict(NOTHING, "the DataModel's children are services")
         reason = self.open_reason(node)
         if reason is None and self.api.has_class(node.class_name):
             found = self.world.verdict(node, name, own)
@@ -250,6 +250,8 @@ class Snapshot:
             if found is None:
                 if packages is not None:
                     why = packages[1]
+                elif node is project.datamodel:
+                    why = "the DataModel's children are services"
                 elif node.open_reason == _UNSERVED:
                     why = f"the engine owns what {node.name} holds: scripts read its members, not children"
                 else:

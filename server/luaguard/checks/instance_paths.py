@@ -143,7 +143,7 @@ class InstancePathCheck:
             elsewhere = ctx.snapshot.elsewhere(miss.name) if ctx.snapshot is not None else []
             if elsewhere:
                 listing = f" '{miss.name}' exists at {elsewhere[0].path}."
-            elif candidates and not miss.ancestor:
+            elif candidates and not miss.ancestor and parent is not project.datamodel:
                 listing = _listing(candidates, parent.path)
             elif not candidates:
                 listing = f" {parent.path} has no children in the project."

@@ -348,3 +348,16 @@ def test_a_service_far_from_every_service_outside_the_datamodel_is_a_warning(tmp
     assert [(f.rule, f.severity) for f in found] == [("unknown_service", Severity.WARNING)]
     found = lint(engine, "src/server/Main.server.luau", "local P = game:GetService('ProcessService')\n")
     assert [(f.rule, f.severity) for f in found] == [("unknown_service", Severity.ERROR)]
+
+
+def test_a_misspelt_member_of_the_local_player_is_a_member_miss(tmp_path):
+    # scripts give players children at run time (named by expressions): a child may exist, but
+    # only one no script spells - a near miss of a member there is the member, misspelt
+    engine = game(tmp_path, {"src/server/Stats.server.luau": (
+        "game:GetService('Players').PlayerAdded:Connect(function(player)\n"
+        "\tlocal v = Instance.new('IntValue')\n\tv.Name = player.Name .. 'Data'\n\tv.Parent = player\nend)\n")})
+    text = "local player = game:GetService('Players').LocalPlayer\nlocal c = player.Charcter\nlocal d = player.SessionData\n"
+    found = lint(engine, "src/client/Hello.client.luau", text)
+    assert [(f.rule, f.range.start.line + 1, f.severity.label) for f in found if f.severity <= Severity.WARNING] == [
+        ("unknown_member", 2, "error")]
+    assert found[0].suggestions[0] == "Character"

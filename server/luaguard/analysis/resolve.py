@@ -828,7 +828,7 @@ class Resolver:
             parent = base.nodes[0]
             child = self.places.possible_child(parent, name, f"'{name}' may exist in the place under {parent.path}")
             return Value((child,), "Instance", bound=True, engine=True)  # (some Instance: its class is not known)
-        if verdict.kind == NOTHING:
+        if verdict.kind == NOTHING or verdict.speculative:
             if certain_class:
                 # no child can have the name: a near miss of a member, closer than any child
                 # (`workspace.CurrentCamra` where Workspace is closed), is a member miss
@@ -840,6 +840,7 @@ class Resolver:
                         self.misses.append(Miss("member", base.nodes, name, start, end, form, dot_start=dot_start,
                                                 owner=cls, candidates=members))
                         return UNKNOWN
+        if verdict.kind == NOTHING:
             self.misses.append(Miss("child", base.nodes, name, start, end, form, dot_start=dot_start, lookup=lookup,
                                     verdict=verdict))
             return UNKNOWN

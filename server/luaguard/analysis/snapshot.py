@@ -35,6 +35,7 @@ buffers (:meth:`Snapshot.set_text`) update the scans in place.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -263,7 +264,8 @@ class Snapshot:
                 return Verdict(POSSIBLE, found.evidence)
             # (a closed container code may give children: the name pool does not back a name
             # there - what the world found created there would have been a SCRIPT verdict)
-            return self._possible(node, name, found.evidence, own, exclude, pool=False)
+            got = self._possible(node, name, found.evidence, own, exclude, pool=False)
+            return replace(got, speculative=True) if got.kind != POSSIBLE or not got.supported else got
         elif reason is None:
             reason = f"class {node.class_name} is not in the API data"
         return self._possible(node, name, reason, own, exclude)

@@ -62,7 +62,7 @@ class Verdict:
     container's reason); ``node``: the child, for :data:`IN_PROJECT`; ``supported``: for
     :data:`POSSIBLE`, whether something in the project creates, names or reads the name;
     ``candidates``: for :data:`NEAR_MISS`, the names it is near (best first), or where the
-    name exists elsewhere (``elsewhere``: instance paths).
+    name exists elsewhere (``elsewhere``: instance paths); ``speculative`` (see below).
     """
 
     kind: str
@@ -71,6 +71,9 @@ class Verdict:
     supported: bool = True
     candidates: tuple[str, ...] = ()
     elsewhere: tuple[str, ...] = ()
+    #: the container is closed in the project; only code that names instances at run time
+    #: (names no script spells) may add children: a near miss of a member is then a member miss
+    speculative: bool = False
 
     @property
     def exists(self) -> bool:

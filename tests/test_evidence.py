@@ -361,3 +361,12 @@ def test_a_misspelt_member_of_the_local_player_is_a_member_miss(tmp_path):
     assert [(f.rule, f.range.start.line + 1, f.severity.label) for f in found if f.severity <= Severity.WARNING] == [
         ("unknown_member", 2, "error")]
     assert found[0].suggestions[0] == "Character"
+
+
+def test_a_fix_is_a_candidate_of_the_same_kind(tmp_path):
+    # the only near miss of the method `Activate` is the event `Activated`: named, not applied
+    engine = game(tmp_path)
+    text = "local b = Instance.new('TextButton')\nb:Activate()\nb:Destory()\n"
+    found = lint(engine, "src/client/Hello.client.luau", text)
+    assert [(f.range.start.line + 1, f.suggestions[0], f.fix.new_text if f.fix else None) for f in found] == [
+        (2, "Activated", None), (3, "Destroy", "Destroy")]

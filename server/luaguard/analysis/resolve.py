@@ -196,6 +196,9 @@ class Miss:
     impossible: bool = False
     #: for ``"require"`` misses: the require path as written
     path: str = ""
+    #: for member misses: ``candidates`` are of the kind the code used (a method for a
+    #: method call, a property for an assignment) - only then may a fix be offered
+    same_kind: bool = True
 
 
 class TreeJudge:
@@ -405,7 +408,9 @@ class Resolver:
             return UNKNOWN
         if base.bound and name in api.subclass_members(cls):
             return UNKNOWN
-        candidates, _score = near_member(name, api, cls, base.bound, False)
+        _same, every = api.suggestions(cls, bound=base.bound, method=False)
+        members = api.members(cls)
+        candidates = tuple(n for n in every if n in members and members[n].kind == "Property")
         open_ended = base.bound and bool(api.subclasses(cls))
         # certain where the instance is real (a project node, what the engine made or handed
         # out); a class only claimed by an annotation or a cast may be wrong (`x :: Frame` on
@@ -494,9 +499,10 @@ class Resolver:
             return  # not a near miss: a child (`.name`), or a class a script may change
         open_ended = base.bound and bool(api.subclasses(cls))
         certain = not open_ended or form == "method"
+        same = candidates is api.suggestions(cls, bound=base.bound, method=form == "method")[0]
         self.misses.append(Miss("member", base.nodes, name, start, end, form, dot_start=dot_start,
                                 owner=f"any {cls}" if open_ended else cls, candidates=candidates, certain=certain,
-                                impossible=certain and form == "method"))
+                                impossible=certain and form == "method", same_kind=same))
 
     def _call(self, call: A.ExprCall) -> Value:
         method = call.method

@@ -48,7 +48,7 @@ class UnknownMemberCheck:
                 what = "method" if miss.form == "method" else "member"
                 msg = f"'{miss.name}' is not a {what} of {miss.owner}"
             msg += f". Did you mean '{suggestions[0]}'?" if suggestions else "."
-            fix = best_fix(ranked)
+            fix = best_fix(ranked) if miss.same_kind else None  # (an event is no fix for a method call)
             fix_text = fix_start = None
             if fix is not None:
                 if miss.form in ("dot", "method", "assign"):

@@ -370,3 +370,16 @@ def test_a_fix_is_a_candidate_of_the_same_kind(tmp_path):
     found = lint(engine, "src/client/Hello.client.luau", text)
     assert [(f.range.start.line + 1, f.suggestions[0], f.fix.new_text if f.fix else None) for f in found] == [
         (2, "Activated", None), (3, "Destroy", "Destroy")]
+
+
+def test_a_cloned_module_reading_a_child_of_its_host_named_like_a_member(tmp_path):
+    # the module is cloned into a GUI whose button is named Close (a near miss of the method
+    # Clone): a child read, never "fixed" into the member
+    engine = game(tmp_path, {
+        "src/shared/UI/Dialog.luau": "local close = script.Parent.Close\nreturn close\n",
+        "src/client/Setup.client.luau": (
+            "local d = game:GetService('ReplicatedStorage').Shared.UI.Dialog:Clone()\n"
+            "d.Parent = script.Parent\n"),
+    })
+    found = lint(engine, "src/shared/UI/Dialog.luau", "local close = script.Parent.Close\nreturn close\n")
+    assert [f for f in found if f.rule == "unknown_member" or f.severity is Severity.ERROR] == []

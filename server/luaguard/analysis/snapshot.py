@@ -265,7 +265,9 @@ class Snapshot:
             # (a closed container code may give children: the name pool does not back a name
             # there - what the world found created there would have been a SCRIPT verdict)
             got = self._possible(node, name, found.evidence, own, exclude, pool=False)
-            return replace(got, speculative=True) if got.kind != POSSIBLE or not got.supported else got
+            if found.named_at_run_time and (got.kind != POSSIBLE or not got.supported):
+                got = replace(got, speculative=True)
+            return got
         elif reason is None:
             reason = f"class {node.class_name} is not in the API data"
         return self._possible(node, name, reason, own, exclude)

@@ -54,11 +54,14 @@ class Found:
     """``status`` is :data:`CREATED` or :data:`MAYBE`; ``evidence`` says why, for the
     message (``"src/server/Data.server.luau:12 creates it at run time (Instance.new)"``);
     ``handled``: the code copes with the child's absence or Roblox provides it (nothing to
-    report)."""
+    report); ``named_at_run_time`` (see below)."""
 
     status: str
     evidence: str
     handled: bool = False
+    #: the container stays where it is and only code that names instances at run time (by
+    #: expressions) may add children: a name no script spells is unlikely there
+    named_at_run_time: bool = False
 
 
 class OwnFacts:
@@ -331,7 +334,7 @@ class RuntimeWorld:
                 scan = scans.get(path)
                 if scan is not None and scan.parent_line:
                     return Found(MAYBE, f"scripts add children to players at run time "
-                                          f"(e.g. {self._rel(path)}:{scan.parent_line})")
+                                        f"(e.g. {self._rel(path)}:{scan.parent_line})", named_at_run_time=True)
         # code loaded by asset id may create anything under the services
         for path, scan in scans.items():
             if not scan.assets:
@@ -359,7 +362,8 @@ class RuntimeWorld:
         for c in f.creations:
             # (an unknown parent, with an unknown name: only a run-time container)
             if c.name is None and c.may_target(ox, runtime):
-                return Found(MAYBE, f"{f.rel}:{c.line} parents instances named at run time here")
+                return Found(MAYBE, f"{f.rel}:{c.line} parents instances named at run time here",
+                             named_at_run_time=True)
         return None
 
     def _moved_chain(self, project, node: Instance, own: OwnFacts) -> Found | None:

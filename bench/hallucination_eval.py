@@ -21,9 +21,10 @@ Scoring, per case: *detected* when the tool reports a finding of the kind's rule
 closers - anywhere in the file), at any severity; *detected at error* counts
 error-severity findings only.  luaguard reports a missing child under an **open** node
 (no ``$path``, services the project does not list, Workspace) as the warning
-``likely_unknown_instance``, and only when the name looks like a typo of a child or a name
-the project has elsewhere: both columns are printed, and path kinds are split by the
-parent's open/closed state.  *top-1 / top-3*: among detected cases that have an expected
+``likely_unknown_instance`` when the name looks like a typo of a name the project knows or a
+name the project has elsewhere, and as ``unverified_instance`` (a warning in patch mode, the
+mode cases are linted in) when nothing in the project creates, names or reads it: both
+columns are printed, and path kinds are split by the parent's open/closed state.  *top-1 / top-3*: among detected cases that have an expected
 suggestion, the first / any of the first three suggestions equals the original (for
 ``wrong_existing``: the original location is named in the suggestions or the message).
 *FP rate*: share of clean cases with an **error**-severity finding of the kind's family.
@@ -55,7 +56,7 @@ from luaguard.luau import lexer as L  # noqa: E402
 from luaguard.project.tree import is_identifier  # noqa: E402
 from luaguard.toolcalls.api import validate_calls  # noqa: E402
 
-PATH_RULES = {"unknown_instance", "likely_unknown_instance"}
+PATH_RULES = {"unknown_instance", "likely_unknown_instance", "unverified_instance"}
 SYNTAX_RULES = {"syntax_error", "unbalanced_bracket", "unclosed_block"}
 
 #: Rule family per kind: the finding codes that count as catching it (luaguard's and the

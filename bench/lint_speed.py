@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     nlines = sum(t.count("\n") + 1 for _, t in texts)
     engine = Engine(Path(args.project or args.dir))
     engine.project  # index once, outside the timings
-    engine.runtime_names.names()
+    engine.snapshot.names()
 
     lex_times = []
     for _ in range(args.repeat):

@@ -297,9 +297,9 @@ def typo_sites(path: Path, text: str) -> tuple[bool, list[tuple[str, int, int, s
     ``script_path``, ``child_call``, ``path``) and the names that are valid there (a
     mutant that spells one of them is no typo: ``getService`` is a deprecated alias)."""
     try:
-        from luaguard.checks.resolve import resolver_for
+        from luaguard.checks.base import resolver_for
     except ImportError as exc:  # another branch's code: replay a saved set instead
-        raise ImportError(f"choosing typo sites needs luaguard.checks.resolve ({exc}); replay a saved set with "
+        raise ImportError(f"choosing typo sites needs luaguard.checks.base.resolver_for ({exc}); replay a saved set with "
                           f"--typo-load FILE (written by --typo-save FILE on the code that has it)") from exc
     from luaguard.luau import ast as A
 

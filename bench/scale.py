@@ -186,7 +186,7 @@ def bench_index(root: Path, n: int, facts: dict, lint_sample: int, rng: random.R
 
     engine = Engine(root, project=index)
     t0 = time.perf_counter()
-    engine.runtime_names.names()
+    engine.snapshot.names()
     names_s = time.perf_counter() - t0
 
     # Incremental: edit, add, delete one script.
@@ -200,8 +200,8 @@ def bench_index(root: Path, n: int, facts: dict, lint_sample: int, rng: random.R
         index.apply_file_changes([target])
         edit.append(time.perf_counter() - t0)
         t0 = time.perf_counter()
-        engine.runtime_names.file_changed(root / target)
-        _ = "Arena" in engine.runtime_names.view()  # what the next lint consults
+        snapshot = engine.snapshot.after_changes([root / target])  # what the engine makes after a change on disk
+        _ = "Arena" in snapshot.pool()  # what the next lint consults
         rescan.append(time.perf_counter() - t0)
         (root / new_rel).write_text("return {}\n")
         t0 = time.perf_counter()

@@ -140,14 +140,20 @@ def test_uncertain_or_valid_uses_are_silent(src):
     assert [f for f in lint(src, ("unknown_member",)) if f.severity.label == "error"] == []
 
 
-def test_dot_near_miss_on_a_bound_with_subclasses_is_a_warning():
+def test_dot_near_miss_of_a_member_on_an_instance_is_a_child_read():
+    # `inst.X` reads a child whenever X is no member: where the instance's children are not
+    # known, a near miss of a member is a hint naming the member (patch mode: a warning), never
+    # an unknown_member with a fix
     src = 'local thing = workspace:WaitForChild("Thing")\nprint(thing.Nmae)'
-    [f] = lint(src, ("unknown_member",))
-    assert f.severity.label == "warning" and f.suggestions[0] == "Name"
-    # a bound with no subclass is certain: Player
+    assert lint(src, ("unknown_member",)) == []
+    [f] = lint(src, ("unverified_instance",))
+    assert f.severity.label == "hint" and f.suggestions[0] == "Name" and f.fix is None
     src2 = 'local plr = game:GetService("Players"):GetPlayerFromCharacter(model)\nprint(plr.UserIdd)'
-    [g] = lint(src2, ("unknown_member",))
-    assert g.severity.label == "error" and g.suggestions[0] == "UserId"
+    [g] = lint(src2, ("unverified_instance",))
+    assert g.suggestions[0] == "UserId" and "no member of Player" in g.message
+    # assigned, the name must be a property: certain wherever the class is
+    [h] = lint('local plr = game:GetService("Players"):GetPlayerFromCharacter(model)\nplr.UserIdd = 1', ("unknown_member",))
+    assert h.severity.label == "error" and h.suggestions[0] == "UserId"
 
 
 def test_invented_method_on_a_project_node_needs_a_near_miss(tmp_path):

@@ -47,7 +47,7 @@ def test_crlf_and_bom_positions(tmp_path):
 def test_missing_and_malformed_project_files_do_not_crash(tmp_path):
     (tmp_path / "default.project.json").write_text("{ not json")
     engine = Engine(tmp_path)
-    found = engine.lint_text("print(game.Foo)\n-- TODO x\n", tmp_path / "a.luau")
+    found = engine.lint_text("print(workspace.Foo)\n-- TODO x\n", tmp_path / "a.luau")
     assert engine.project is None and engine.project_error and "default.project.json" in engine.project_error
     assert [f.rule for f in found] == ["placeholder"]
     empty = Engine(tmp_path / "nope")

@@ -152,7 +152,6 @@ server = SimpleNamespace(host=SimpleNamespace(settings=SimpleNamespace(completio
                          show_once=lambda key, msg: shown.append(msg))
 feature = CompletionFeature(server)
 feature.on_engine_replaced()
-feature.on_files_changed()
 assert asyncio.run(feature.generate("file:///x.luau", None)) is None
 assert asyncio.run(feature.generate("file:///x.luau", None)) is None
 feature.on_shutdown()

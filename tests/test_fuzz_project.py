@@ -132,7 +132,7 @@ def test_fuzz_runtime_names_stay_equal_to_a_fresh_scan(tmp_path: Path) -> None:
     """The incrementally counted run-time names (what every lint consults) always equal a
     scan from scratch, whatever sequence of disk changes and open buffers came before.
     (The counts replaced a full union rebuild per keystroke; see bench/README.md.)"""
-    from luaguard.checks.runtime_names import RuntimeNames
+    from luaguard.analysis.scans import NamesView, ProjectScans
 
     files = [tmp_path / f"F{i}.luau" for i in range(4)]
     words = ["Arena", "Lobby", "Coins", "Arena2", "x"]
@@ -142,12 +142,12 @@ def test_fuzz_runtime_names_stay_equal_to_a_fresh_scan(tmp_path: Path) -> None:
 
     def text_for(r: ByteReader) -> str:
         return "\n".join(f'local v = "{r.choice(words)}"' if not r.chance(4) else f'x:WaitForChild("{r.choice(words)}")'
-                         for _ in range(r.int(4)))
+                         if not r.chance(3) else f"x.{r.choice(words)}.Value = 1" for _ in range(r.int(4)))
 
     def check(data: bytes) -> None:
         for f in files:
             f.unlink(missing_ok=True)
-        rn = RuntimeNames(lambda: files, read)
+        rn = ProjectScans(lambda: files, read)
         buffers: dict[Path, str] = {}
         r = ByteReader(data)
         while r.left:
@@ -166,14 +166,17 @@ def test_fuzz_runtime_names_stay_equal_to_a_fresh_scan(tmp_path: Path) -> None:
                 buffers.pop(f, None)
                 rn.set_text(f, None)
             if r.chance(3):
-                rn.names()  # materialize the cache at random points
-            fresh = RuntimeNames(lambda: files, read)
+                rn.pool()  # materialize the counts at random points
+            fresh = ProjectScans(lambda: files, read)
             for p, t in buffers.items():
                 fresh.set_text(p, t)
-            want = fresh.names()
-            # (as plain sets: names() also carries each scan's own run-time world)
-            assert frozenset(rn.names()) == frozenset(want)
-            view = rn.view()
+            want = frozenset(fresh.pool())
+            assert frozenset(rn.pool()) == want
+            assert rn.lookup_counts() == fresh.lookup_counts()
+            for w in words:  # (the steps read from the current texts: buffers replacing files)
+                assert rn.reads.under(w) == fresh.reads.under(w)
+            assert rn.reads.children("x") == fresh.reads.children("x")
+            view = NamesView(rn.pool())
             assert {w for w in words if w in view} == {w for w in words if w in want}
             assert set(view) == set(want) and len(view) == len(want)
 
@@ -200,5 +203,5 @@ def test_fuzz_regressions_bad_file_names(tmp_path: Path) -> None:
         index = load_project(tmp_path, api=API)
         assert index.file_instances == {} and any("not valid file names" in str(p) for p in index.problems)
         engine = Engine(tmp_path, project=index)
-        assert engine.runtime_names.names() == frozenset()
+        assert engine.snapshot.names() == frozenset()
         assert_findings_inside("local x = 1\n", engine.lint_text("local x = 1\n", tmp_path / "M.luau"))

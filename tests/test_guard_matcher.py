@@ -82,8 +82,9 @@ def test_terminator_only_after_a_complete_name(guard) -> None:
 def test_open_nodes_allow_free_names(guard) -> None:
     # Workspace.Map has $ignoreUnknownInstances: children may exist at run time
     assert ok(guard, "local m = workspace.Map.", "Anything.Goes.Here\n")
-    # the DataModel of the sample is open (no $path): unknown top-level names are free
-    assert ok(guard, "local x = game.", "SomethingElse\n")
+    # the DataModel's children are services (the linter's rule): any service or member, nothing else
+    assert ok(guard, "local x = game.", "Lighting\n") and ok(guard, "local x = game.", "JobId\n")
+    assert not ok(guard, "local x = game.", "SomethingElse\n")
     # ...but a name that is a child keeps the chain known: Shared's children are checked again
     assert not ok(guard, "local x = game.", "ReplicatedStorage.Shared.Nope")
 
@@ -273,7 +274,9 @@ def test_tokens_spanning_a_boundary_are_checked_byte_by_byte(project) -> None:
 
 def test_no_project_checks_service_names_only() -> None:
     g = guard_for(BYTES, None)
-    assert ok(g, "local x = game.", "Anything.At.All\n")
+    # what a service holds is unknown without a project; the DataModel holds services only
+    assert ok(g, "local x = game.", "ReplicatedStorage.Anything.At.All\n")
+    assert not ok(g, "local x = game.", "Anything\n")
     assert ok(g, 'local x = game:GetService("', 'Players")\n')
     assert not ok(g, 'local x = game:GetService("', 'Nope")')
 
@@ -842,15 +845,16 @@ def test_no_decode_or_encode_inside_a_step(project, monkeypatch) -> None:
         ids = [i for i in range(len(tok)) if m.mask().allows(i)]
 
 
-def test_invalidate_after_the_project_changes() -> None:
-    from luaguard.guard.matcher import invalidate
-    from luaguard.project.tree import Instance
+def test_a_changed_project_gets_a_new_guard_without_invalidating(tmp_path) -> None:
+    import shutil
 
-    fresh = load_project(SAMPLES)
+    shutil.copytree(SAMPLES, tmp_path / "place")
+    fresh = load_project(tmp_path / "place")
     g = guard_for(BYTES, fresh)
+    assert guard_for(BYTES, fresh) is g  # kept on the index's snapshot
     assert not ok(g, SHARED, "NewThing\n")
-    fresh.service("ReplicatedStorage").child("Shared").add_child(Instance("NewThing", "Folder"))
-    invalidate(fresh)
+    (tmp_path / "place" / "src" / "shared" / "NewThing.luau").write_text("return {}\n")
+    fresh.apply_file_changes(["src/shared/NewThing.luau"])  # a new generation: a new snapshot
     g2 = guard_for(BYTES, fresh)
     assert g2 is not g
     assert ok(g2, SHARED, "NewThing\n")

@@ -160,8 +160,8 @@ PROJECT = {
     "src/server/Pickup/init.meta.json": json.dumps({"properties": {"Disabled": True}}),
     # a Wally package reaching its dependency beside it
     "Packages/Net/init.luau": "local Signal = require(script.Parent.Signal)\nreturn Signal\n",
-    # a build script outside the DataModel: unknown services are warnings there
-    "scripts/build.luau": "local fs = game:GetService(\"FileSystemThing\")\nprint(fs)\n",
+    # a build script outside the DataModel: unknown classes are warnings there
+    "scripts/build.luau": "local fs = Instance.new(\"FileSystemThing\")\nprint(fs)\n",
     # names that hide instance-bound ones: parameters, loop variables, locals, shadowing
     "src/server/Shadow.server.luau": (
         "local RS = game:GetService(\"ReplicatedStorage\")\n"

@@ -111,7 +111,7 @@ def test_scopes_shadowing_parameters_and_reassignment(project):
     assert rules(lint(project, src2)) == [("unknown_instance", 2)]
 
 
-def test_open_nodes_stay_silent_but_near_misses_warn(project):
+def test_open_nodes_give_hints_in_the_editor_and_near_misses_warn(project):
     src = "\n".join([
         "local x = workspace.SomePartFromStudio",        # Workspace is open
         'local y = game:GetService("Lighting").Sky',       # service not in the project: open
@@ -119,8 +119,30 @@ def test_open_nodes_stay_silent_but_near_misses_warn(project):
         "local r = game.ReplicatedStorage.Remotes.Damagee",  # open, but a near miss
     ])
     found = lint(project, src)
-    assert rules(found) == [("likely_unknown_instance", 4)]
-    assert found[0].suggestions[0] == "Damage"
+    # nothing in the project creates, names or reads the first three: a hint (real games keep
+    # such children in the place file); the near miss is a warning
+    assert [(f.rule, f.range.start.line + 1, f.severity.label) for f in found] == [
+        ("unverified_instance", 1, "hint"), ("unverified_instance", 2, "hint"), ("unverified_instance", 3, "hint"),
+        ("likely_unknown_instance", 4, "warning")]
+    assert found[3].suggestions[0] == "Damage"
+    assert "no script creates, names or reads it" in found[0].message and found[0].fix is None
+    # in patch mode (code an agent proposes) the same names are warnings: they reach the model
+    assert {f.severity.label for f in lint(project, src, mode="patch")} == {"warning"}
+
+
+def test_names_other_scripts_read_or_create_back_a_name_under_an_open_node(project):
+    (project / "src" / "server" / "Net.server.luau").write_text(
+        'local remotes = game:GetService("ReplicatedStorage"):WaitForChild("Events")\n'
+        "remotes.Buy.OnServerEvent:Connect(print)\n"
+        'local made = "Sky"\n')
+    src = "\n".join([
+        "game.ReplicatedStorage.Events.Buy:FireServer()",    # both read by another script
+        "game.ReplicatedStorage.Events.Sell:FireServer()",   # Events backed, Sell read nowhere
+        'print(game:GetService("Lighting").Sky)',             # a script names it
+    ])
+    found = lint(project, src, mode="patch")
+    assert rules(found) == [("unverified_instance", 2)]
+    assert "'Sell' is not in the project under game.ReplicatedStorage.Events" in found[0].message
 
 
 def test_runtime_created_names_are_not_reported(project):

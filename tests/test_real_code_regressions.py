@@ -291,12 +291,30 @@ def test_files_outside_the_datamodel_get_api_findings_as_warnings(tmp_path):
     write_files(tmp_path, {
         "default.project.json": rojo_project({"ServerScriptService": {"$path": "src/server"}}),
         "src/server/Main.server.luau": "local x = 1\n",
-        "scripts/build.luau": 'local fs = game:GetService("FileSystemThing")\n',
+        "scripts/build.luau": 'local v = Vectr3.new(1, 2, 3)\nlocal c = Instance.new("FileHandle")\n',
     })
     engine = Engine(tmp_path)
     path = tmp_path / "scripts/build.luau"
     found = engine.lint_text(path.read_text(), path)
-    assert [(f.rule, f.severity) for f in found] == [("unknown_service", Severity.WARNING)]
+    assert [(f.rule, f.severity) for f in found] == [("undefined_variable", Severity.WARNING),
+                                                       ("unknown_class", Severity.WARNING)]
+
+
+def test_impossible_api_names_are_errors_outside_the_datamodel_too(tmp_path):
+    # GetService of a name that is no service fails in every host that has `game`; so does a
+    # method a certain class does not have
+    write_files(tmp_path, {
+        "default.project.json": rojo_project({"ServerScriptService": {"$path": "src/server"}}),
+        "src/server/Main.server.luau": "local x = 1\n",
+        "tests/run.luau": ('local rs = game:GetService("ReplicatedSttorage")\n'
+                           'local p = Instance.new("Part")\np:Destory()\n'),
+    })
+    engine = Engine(tmp_path)
+    path = tmp_path / "tests/run.luau"
+    found = engine.lint_text(path.read_text(), path)
+    assert [(f.rule, f.severity, f.range.start.line) for f in found] == [
+        ("unknown_service", Severity.ERROR, 0), ("unknown_member", Severity.ERROR, 2)]
+    assert found[0].suggestions[0] == "ReplicatedStorage" and found[0].fix.safe
 
 
 def test_file_walk_checks_mapped_packages_folders_and_skips_wally_and_npm(tmp_path, capsys):

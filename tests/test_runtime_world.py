@@ -1,4 +1,4 @@
-"""The run-time world (``checks/runtime_world.py``): a child missing from the project files
+"""The run-time world (``analysis/world.py``): a child missing from the project files
 is an error only where the project determines the container's contents; names created at
 run time count only where the creating code may parent them; the guard follows the same
 rule.
@@ -154,9 +154,13 @@ def test_player_children_that_server_scripts_add(tmp_path):
         ),
     })
     got = findings(engine, "src/client/Show.client.luau")
-    assert [(f.rule, f.range.start.line + 1) for f in got] == [("likely_unknown_instance", 4)]
-    # the warning says why the child may exist: a script parents instances at run time
-    assert "src/server/Stats.server.luau" in got[0].message and got[0].suggestions[0] == "PlayerGui"
+    # (patch mode: a name no script creates, names or reads under a player is a warning)
+    assert [(f.rule, f.range.start.line + 1) for f in got] == [("unverified_instance", 3), ("likely_unknown_instance", 4)]
+    # the warnings say why the child may exist: a script parents instances at run time
+    assert "src/server/Stats.server.luau" in got[1].message and got[1].suggestions[0] == "PlayerGui"
+    assert "src/server/Stats.server.luau" in got[0].message
+    assert [f.rule for f in findings(engine, "src/client/Show.client.luau", mode="editor")
+            if f.severity is not Severity.HINT] == ["likely_unknown_instance"]
 
 
 def test_player_children_are_errors_when_no_script_adds_any(tmp_path):
@@ -250,7 +254,11 @@ def test_presence_checked_children_are_not_errors(tmp_path):
         "return key\n"
     )
     assert errors(engine, "src/shared/Store.luau", checked) == []
-    assert errors(engine, "src/shared/Store.luau", "return script.Override.Value\n") == [("unknown_instance", 1)]
+    # unchecked, a module under an open service: the place may give it the child - no error,
+    # but nothing backs the name (patch mode: a warning)
+    assert [(f.rule, f.severity.label) for f in findings(engine, "src/shared/Store.luau", "return script.Override.Value\n")] \
+        == [("unverified_instance", "warning")]
+    assert [(f.rule, f.severity.label) for f in findings(engine, "src/shared/Store.luau", checked)] == []
 
 
 def test_code_loaded_by_asset_id_may_create_service_children(tmp_path):
@@ -298,7 +306,7 @@ def test_the_guard_takes_the_same_scoped_names(tmp_path):
         ),
     })
     project = engine.project
-    space = PathSpace(project, engine.runtime_names.names())
+    space = PathSpace(project, engine.snapshot.names())
     rs = project.service("ReplicatedStorage")
     remotes, templates = rs.child("Remotes"), rs.child("Templates")
     names, free = _table_names(space, remotes, KIND_LOOKUP)
@@ -313,9 +321,9 @@ def test_the_guard_takes_the_same_scoped_names(tmp_path):
 
 def test_runtime_names_for_a_file_carry_its_own_facts(tmp_path):
     engine = place(tmp_path, {})
-    text = 'local f = Instance.new("Folder")\nf.Name = "Cache"\nf.Parent = script\nreturn script.Cache\n'
-    names = engine.runtime_names_for(text, tmp_path / "src/shared/Util.luau")
-    util = engine.project.instances_for_file("src/shared/Util.luau")[0]
-    assert names.verdict(util, "Cache").status == "created"
-    assert names.verdict(util, "Other") is None
-    assert errors(engine, "src/shared/Util.luau", text) == []
+    text = 'local f = Instance.new("Folder")\nf.Name = "Cache"\nf.Parent = script\nprint(script.Cache)\n'
+    names = engine.runtime_names_for(text, tmp_path / "src/server/Main.server.luau")
+    main = engine.project.instances_for_file("src/server/Main.server.luau")[0]
+    assert names.view().verdict(main, "Cache").kind == "created_by_script"
+    assert names.view().verdict(main, "Other").kind == "nothing_creates_it"
+    assert errors(engine, "src/server/Main.server.luau", text) == []

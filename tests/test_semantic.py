@@ -100,19 +100,25 @@ def test_unknown_members_where_the_class_is_certain(project):
         "p.Sizee = Vector3.one",
         "p:Destory()",
         'local players = game:GetService("Players")',
-        "local lp = players.LocalPlayr",
-        "local cam = workspace.CurrentCamra",
+        "local lp = players.LocalPlayr",                    # Players holds players only: no child so named
+        "local cam = workspace.CurrentCamra",               # Workspace may hold a child so named
         "local m = Vector3.new(1, 2, 3).Magnitud",
         "local mat = Enum.Materal.Plastic",
         "local item = Enum.Material.Plastik",
-        "local function f(h: Humanoid) return h.WalkSpeeed end",
+        "local function f(h: Humanoid) return h.WalkSpeeed end",  # a Humanoid's children are not known
+        "local function g(h: Humanoid) h.WalkSpeeed = 16 end",    # assigned: a property, never a child
     ])
     found = lint(src, "unknown_member", project)
     got = {(f.range.start.line + 1, f.suggestions[0] if f.suggestions else None) for f in found}
-    assert got == {(2, "Size"), (3, "Destroy"), (5, "LocalPlayer"), (6, "CurrentCamera"), (7, "Magnitude"),
-                   (8, "Material"), (9, "Plastic"), (10, "WalkSpeed")}
+    assert got == {(2, "Size"), (3, "Destroy"), (5, "LocalPlayer"), (7, "Magnitude"),
+                   (8, "Material"), (9, "Plastic"), (11, "WalkSpeed")}
+    # where a child may have the name, a read is a child the project does not back: a hint
+    # naming the member (no fix: the name may be a child's)
+    hints = {f.range.start.line + 1: f for f in lint(src, "unverified_instance", project)}
+    assert sorted(hints) == [6, 10] and all(f.severity.label == "hint" and f.fix is None for f in hints.values())
+    assert hints[6].suggestions[0] == "CurrentCamera" and "Did you mean the member 'CurrentCamera'?" in hints[6].message
     msgs = {f.range.start.line + 1: f.message for f in found}
-    assert msgs[2] == "'Sizee' is not a member of Part. Did you mean 'Size'?"
+    assert msgs[2] == "'Sizee' is not a property of Part: assigning it fails at run time. Did you mean 'Size'?"
     assert msgs[3] == "'Destory' is not a method of Part. Did you mean 'Destroy'?"
     assert msgs[9] == "'Plastik' is not an item of Enum.Material. Did you mean 'Plastic'?"
 

@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
+from .analysis.snapshot import Snapshot
+from .analysis.world import OwnFacts
 from .checks.base import CheckContext
-from .checks.runtime_names import RuntimeNames, created_names
-from .checks.runtime_world import OwnFacts
 from .config import Settings
 from .findings import Finding, Severity
 from .luau.lexer import tokenize
@@ -38,7 +38,9 @@ LUAU_SUFFIXES = (".luau", ".lua")
 _ALLOW = re.compile(r"luaguard:\s*allow\(([^)]*)\)")
 INTERNAL_ERROR = "internal_error"
 #: Rules that assume the file runs in Roblox: warnings in files the project does not map
-#: into its DataModel (:attr:`~luaguard.checks.base.CheckContext.in_datamodel`).
+#: into its DataModel (:attr:`~luaguard.checks.base.CheckContext.in_datamodel`) - except
+#: findings marked ``impossible`` (a non-service in ``GetService``, a method missing from a
+#: certain class: wrong in any host that runs the code).
 ROBLOX_API_RULES = frozenset({"undefined_variable", "unknown_class", "unknown_member", "unknown_service"})
 log = logging.getLogger("luaguard")
 
@@ -118,13 +120,14 @@ class GuardContract:
     guard from it).
 
     ``project``: the index (``None``: no project, paths checked against the Roblox services
-    only); ``runtime_names``: names the project's scripts (and the file's own text) create at
-    run time, which the resolver accepts as children (:mod:`luaguard.checks.runtime_names`);
-    ``path``: the project-relative file (``None``: not known); ``scripts``: its instances
-    (``script`` resolves to them); ``services``: whether service names are checked - false
-    for a file outside the DataModel, where the linter reports Roblox API findings as
-    warnings.  Wally dependencies and package folders come with ``project`` (the same
-    resolver rules read them).  Immutable: safe to hand to another thread."""
+    only); ``runtime_names``: the project's name pool carrying its
+    :class:`~luaguard.analysis.snapshot.Snapshot` (and the file's own text), whose verdicts
+    the guard reads (:class:`~luaguard.analysis.snapshot.WorldNames`); ``path``: the
+    project-relative file (``None``: not known); ``scripts``: its instances (``script``
+    resolves to them); ``services``: whether service names are checked (they are in every
+    file: ``GetService`` of a non-service fails in any host).  Wally dependencies and
+    package folders, Nevermore's loader links come with the snapshot (the same verdicts).
+    Immutable: safe to hand to another thread."""
 
     project: object = None
     runtime_names: frozenset[str] = frozenset()
@@ -150,7 +153,7 @@ class Engine:
         self.project_error: str | None = None
         self.checks = default_checks()
         self.stats: Counter[str] = Counter()
-        self.runtime_names = RuntimeNames(self._script_files, _read_text, lambda: self.project)
+        self._snapshot: Snapshot | None = None
         self._project_globals: frozenset[str] | None = None
         self._plugin: tuple | None = None
 
@@ -175,7 +178,7 @@ class Engine:
         self.project_error = None
         self._project = None
         self._project_globals = None
-        self.runtime_names.invalidate()
+        self._snapshot = None
         if self.root is None:
             return
         from .project.index import ProjectFileError, load_project
@@ -190,6 +193,47 @@ class Engine:
             self.project_error = str(exc)
             if strict:
                 raise
+
+    @property
+    def snapshot(self) -> Snapshot:
+        """The project's semantic model (:class:`~luaguard.analysis.snapshot.Snapshot`):
+        made on first use, replaced when the project is indexed again or files change on
+        disk (:meth:`files_changed`).  Without a project, a snapshot of an empty open
+        ``DataModel`` (services, classes and members are still known)."""
+        project = self.project
+        snap = self._snapshot
+        if snap is None or (project is not None and snap.project is not project):
+            if project is None:
+                from .project.index import empty_project
+
+                snap = Snapshot(empty_project())
+            else:
+                snap = Snapshot(project, self._script_files, _read_text)
+            self._snapshot = snap
+        return snap
+
+    def files_changed(self, changed: Iterable[str], deleted: Iterable[str] = ()) -> bool:
+        """Files (root-relative POSIX paths) were created, changed or deleted on disk:
+        update the index in place and replace the snapshot (the scans of other files and
+        the open buffers carry over).  False when there is no index to update.  Exceptions
+        from the index propagate (the caller indexes again)."""
+        changed, deleted = list(changed), list(deleted)
+        if self.root is None:
+            return False
+        project = self.project
+        if project is None:
+            return False
+        project.apply_file_changes(changed, deleted)
+        scripts = [self.root / rel for rel in (*changed, *deleted) if rel.endswith(LUAU_SUFFIXES)]
+        if self._snapshot is not None and self._snapshot.project is project:
+            self._snapshot = self._snapshot.after_changes(scripts)
+        return True
+
+    def set_text(self, path: Path, text: str | None) -> None:
+        """The editor's buffer for the file ``path`` (absolute; ``None``: closed - the file
+        on disk counts again): what it creates and reads counts for every other file."""
+        if self.root is not None and self.relpath(path) is not None:
+            self.snapshot.set_text(path, text)
 
     @property
     def plugin_project(self) -> bool:
@@ -233,15 +277,15 @@ class Engine:
 
     def runtime_names_for(self, text: str, path: str | Path | None = None):
         """The run-time names a lint of ``text`` as ``path`` reads, for the guard
-        (:class:`~luaguard.checks.runtime_names.WorldNames`: the project's names scoped by
-        the run-time world, plus the text's own names and facts), so that the guard accepts
+        (:class:`~luaguard.analysis.snapshot.WorldNames`: the project's name pool carrying
+        its snapshot, plus the text's own names and facts), so that the guard accepts
         exactly the names the linter accepts in that file.  ``path``: absolute or
         root-relative (:meth:`project_relpath`)."""
         rel = self.project_relpath(path)
         project = self.project
         scripts = project.instances_for_file(rel) if (project is not None and rel is not None) else []
         abs_path = self.root / rel if (rel is not None and self.root is not None) else None
-        return self.runtime_names.names().with_own(OwnFacts(text, abs_path, scripts))
+        return self.snapshot.names().with_own(OwnFacts(text, abs_path, scripts))
 
     def script_files(self) -> list[Path]:
         """Every ``.lua``/``.luau`` file the project maps (sorted)."""
@@ -273,12 +317,11 @@ class Engine:
         first use (the run-time names); call it on the thread that owns the engine."""
         project = self.project
         rel = self.project_relpath(path)
-        # the project's run-time names scoped by the run-time world, plus the text's own
-        names = self.runtime_names_for(text, path) if text else self.runtime_names.names()
+        # the project's names carrying its snapshot, plus the text's own
+        names = self.runtime_names_for(text, path) if text else self.snapshot.names()
         if project is None or rel is None:
             return GuardContract(project, names, rel)
-        return GuardContract(project, names, rel, tuple(project.instances_for_file(rel)),
-                             not project.outside_datamodel(rel))
+        return GuardContract(project, names, rel, tuple(project.instances_for_file(rel)), True)
 
     # -- linting -----------------------------------------------------------------
     def make_context(self, text: str, path: str | Path | None = None, *, mode: str | None = None) -> CheckContext:
@@ -301,9 +344,16 @@ class Engine:
             plugin=self.plugin_project,
         )
         ref = weakref.ref(ctx)  # (no reference cycle: the context is freed by reference counting)
-        ctx.runtime_names = _with_own_names(self.runtime_names.view, text,
-                                            self.root / rel if (rel is not None and self.root is not None) else None,
-                                            scripts, lambda: getattr(ref(), "ast", None))
+        snapshot = ctx.snapshot = self.snapshot
+        ctx.rel = rel
+        root = self.root
+
+        def view():
+            c = ref()  # (read when the checks run: a caller may set the file's rel and scripts first)
+            abs_path = root / c.rel if (c.rel is not None and root is not None) else None
+            return snapshot.view(text, abs_path, c.scripts, lambda: getattr(ref(), "ast", None))
+
+        ctx.view = view
         from .luau.parser import parse
 
         declarations = str(path or "").endswith((".d.lua", ".d.luau"))
@@ -357,7 +407,8 @@ class Engine:
                 rs = settings.rule(f.rule)
                 if not rs.enabled:
                     continue
-                if not ctx.in_datamodel and f.rule in ROBLOX_API_RULES and f.severity is Severity.ERROR:
+                if not ctx.in_datamodel and f.rule in ROBLOX_API_RULES and f.severity is Severity.ERROR \
+                        and not f.data.get("impossible"):
                     f.severity = Severity.WARNING  # the file's host may not be Roblox
                 if rs.severity is not None:
                     f.severity = rs.severity
@@ -504,25 +555,6 @@ def merge_syntax(findings: Iterable[Finding]) -> list[Finding]:
         seen.add(key)
         out.append(f)
     return out
-
-
-def _with_own_names(project_names, text: str, path: Path | None = None, scripts=(), chunk=None):
-    """``runtime_names`` for one lint: the project's names plus the linted text's own
-    (which may be newer than the file on disk), computed once on first use, with the
-    text's run-time facts (:class:`~luaguard.checks.runtime_world.OwnFacts`: what it
-    creates and where, parsed lazily - ``chunk`` returns the linter's parse).
-    ``project_names`` returns a :class:`~luaguard.checks.runtime_names.NamesView`: the
-    result answers ``in`` without copying the project's names."""
-    cache: list = []
-
-    def names():
-        if not cache:
-            own_names = created_names(text)
-            own = OwnFacts(text, path, scripts, own_names, chunk)
-            cache.append(project_names().with_names(own_names, own))
-        return cache[0]
-
-    return names
 
 
 def _file_problem(path: str | Path, rule: str, message: str, severity: Severity = Severity.ERROR) -> Finding:

@@ -16,6 +16,7 @@ from ..luau.lexer import LexResult
 from ..text import LineIndex
 
 if TYPE_CHECKING:
+    from ..analysis.snapshot import FileView, Snapshot
     from ..luau.ast import Chunk
     from ..project.index import ProjectIndex
     from ..project.tree import Instance
@@ -31,8 +32,11 @@ class CheckContext:
 
     ``path`` is the project-root-relative POSIX path the text belongs to (``None`` for
     loose text); ``scripts`` are the instances that file maps to (``script`` resolves
-    to them); ``runtime_names`` returns names created at run time somewhere in the
-    project (string literals outside path look-ups); ``in_datamodel`` (see below).
+    to them); ``snapshot`` is the project's semantic model
+    (:class:`~luaguard.analysis.snapshot.Snapshot`) and ``view`` returns the file's judge
+    in it (:class:`~luaguard.analysis.snapshot.FileView`: the file's own text counted);
+    ``rel``: the project-relative path when the file is inside the project root;
+    ``in_datamodel`` (see below).
     """
 
     text: str
@@ -43,7 +47,9 @@ class CheckContext:
     ast: "Chunk | None" = None
     project: "ProjectIndex | None" = None
     scripts: list["Instance"] = field(default_factory=list)
-    runtime_names: Callable[[], frozenset[str]] = lambda: frozenset()
+    snapshot: "Snapshot | None" = None
+    view: "Callable[[], FileView] | None" = None
+    rel: str | None = None
     options: dict = field(default_factory=dict)
     #: False for a file of a project that the project does not map into its DataModel (a
     #: test runner, a build or Lune script): its host's globals and API are not known to
@@ -80,6 +86,40 @@ class CheckContext:
             fe = end if fix_end is None else fix_end
             fix = Fix(self.lines.range(fs, fe), fix_text, fix_title or f"Replace with '{fix_text}'", fix_safe)
         return Finding(rule, severity, rng, message, tuple(suggestions), fix, self.path, start, end)
+
+
+def resolver_for(ctx: CheckContext):
+    """The file's :class:`~luaguard.analysis.resolve.Resolver`, built once per lint run and
+    shared by the checks (``None`` when the file has no AST).  Every path look-up of the
+    file is evaluated, so :attr:`~luaguard.analysis.resolve.Resolver.misses` is complete."""
+    if ctx.ast is None:
+        return None
+    cached = ctx.options.get("_resolver")
+    if cached is None:
+        from ..analysis.snapshot import Snapshot
+
+        snapshot = ctx.snapshot
+        if snapshot is None:  # (a context made by hand, with no engine: the tree alone)
+            from ..project.index import empty_project
+
+            snapshot = ctx.snapshot = Snapshot(ctx.project if ctx.project is not None else empty_project())
+        view = ctx.view() if ctx.view is not None else snapshot.view()
+        project = ctx.project if ctx.project is not None else snapshot.project
+        cached = snapshot.resolver(view, ctx.scripts, ctx.rel, project)
+        cached.evaluate(ctx.ast)
+        ctx.options["_resolver"] = cached
+    return cached
+
+
+def api_for(ctx: CheckContext):
+    """The Roblox API facts a check reads: the project's, else the shipped data."""
+    if ctx.project is not None:
+        return ctx.project.api
+    if ctx.snapshot is not None:
+        return ctx.snapshot.api
+    from ..project.api import load_api
+
+    return load_api()
 
 
 class Check(Protocol):

@@ -17,8 +17,7 @@ from __future__ import annotations
 
 from ..findings import Finding, Severity
 from ..luau import ast as A
-from .base import CheckContext
-from .resolve import _default_api, resolver_for
+from .base import CheckContext, api_for, resolver_for
 
 RULE = "deprecated_api"
 
@@ -30,7 +29,7 @@ class DeprecatedApiCheck:
         chunk = ctx.ast
         if chunk is None:
             return []
-        api = ctx.project.api if ctx.project is not None else _default_api()
+        api = api_for(ctx)
         out = []
         deprecated = api.deprecated_globals
         assigned = chunk.globals_assigned

@@ -1,47 +1,61 @@
-"""``unknown_instance``, ``unknown_service`` and ``instance_typo``: paths into the
-DataModel that do not exist.
+"""``unknown_instance``, ``unknown_service``, ``likely_unknown_instance`` and
+``unverified_instance``: paths into the DataModel, judged by the evidence for each name.
 
-Chains are resolved on the AST with real scopes by :class:`~.resolve.Resolver`
-(shadowing, parameters, upvalues and reassigned aliases included).  Rules:
+Chains are resolved on the AST with real scopes by :class:`~luaguard.analysis.resolve.Resolver`
+(shadowing, parameters, upvalues and reassigned aliases included); each missing step gets
+a :class:`~luaguard.analysis.verdict.Verdict` from the project's snapshot, and the
+severity follows it:
 
-* ``unknown_instance`` (error): a child that does not exist under a **closed** node —
-  ``'Modulez' is not a child of game.ReplicatedStorage.Shared (Folder). Did you mean
-  'Modules'?`` — with ranked suggestions from the parent's children and, when the name
-  exists elsewhere in the tree, where it is;
-* ``unknown_service`` (error): ``game:GetService("ReplicatedStorag")`` names no service;
-* ``likely_unknown_instance`` (warning): under an **open** node (children may exist at
-  run time), or a closed one where the project's scripts may create children at run time
-  (:mod:`.runtime_world`: the message gives the evidence), a name that is not in the
-  project but is a near miss of a child that is (one edit, or a score of 80 or more), or
-  that the project has under another parent: most likely a typo or a wrong parent, but
-  not certainly wrong.
+* ``unknown_instance`` (error): nothing could create the child - a **closed** node (Rojo
+  ``$path``, a Wally package folder read from ``wally.toml``, a service the engine owns)
+  where no script creates it: ``'Modulez' is not a child of game.ReplicatedStorage.Shared
+  (Folder). Did you mean 'Modules'?``; also a string require's component
+  (``require("./Utill")``) that is no child there (a require of a file the project does not
+  map is navigated on disk: a missing component there is a ``likely_unknown_instance``
+  warning, as a build or an install may make it);
+* ``unknown_service`` (error): ``game:GetService("ReplicatedStorag")`` names no service -
+  in any file when the name is a near miss of a service (a typo fails in any host; outside
+  the project's DataModel a name far from every service is a warning: a test runner's host
+  may add services the API dump does not list);
+* ``likely_unknown_instance`` (warning): under an **open** node, or a closed one where the
+  project's scripts may create children at run time, a name that is a near miss of a name
+  the project knows there (its children, what other scripts read there: one edit, or a
+  score of 80 or more), or that the project has under another parent;
+* ``unverified_instance`` (a warning in patch mode, a hint in editor mode): under such a
+  node, a name nothing in the project creates, names or reads anywhere else - an agent's
+  invented ``game.ReplicatedStorage.Remotes.Foo`` reaches the model; a child a real game
+  keeps in its place file is only a hint.  The message says what was looked for.
 
 A fix is attached when one candidate is clearly best (:func:`luaguard.fuzzy.best_fix`),
 written in the form the code used: ``.Name``, ``["Name With Space"]``, or inside the
-string of ``WaitForChild``/``FindFirstChild``/``GetService``.
+string of ``WaitForChild``/``FindFirstChild``/``GetService``/``require``.  It is safe
+only for an error (the finding is certain); ``unverified_instance`` offers none.
 """
 
 from __future__ import annotations
 
-from rapidfuzz.distance import OSA
-
+from ..analysis.places import POSSIBLE_CHILD, TEMPLATE_SITE
+from ..analysis.resolve import Miss
+from ..analysis.snapshot import near_names
+from ..analysis.verdict import NEAR_MISS, POSSIBLE
 from ..findings import Finding, Severity
 from ..fuzzy import best_fix, rank
 from ..project.tree import Instance, is_identifier
-from .base import CheckContext
-from .resolve import Miss, clone_site_template, resolver_for
+from .base import CheckContext, resolver_for
 
 UNKNOWN_INSTANCE = "unknown_instance"
 UNKNOWN_SERVICE = "unknown_service"
 LIKELY_UNKNOWN_INSTANCE = "likely_unknown_instance"
+UNVERIFIED_INSTANCE = "unverified_instance"
 
-TYPO_SCORE = 80.0
 _MAX_LISTED = 8
+
 
 class InstancePathCheck:
     """Reports the misses the resolver found (see the module docstring)."""
 
-    rules = {UNKNOWN_INSTANCE: Severity.ERROR, UNKNOWN_SERVICE: Severity.ERROR, LIKELY_UNKNOWN_INSTANCE: Severity.WARNING}
+    rules = {UNKNOWN_INSTANCE: Severity.ERROR, UNKNOWN_SERVICE: Severity.ERROR, LIKELY_UNKNOWN_INSTANCE: Severity.WARNING,
+             UNVERIFIED_INSTANCE: Severity.WARNING}
 
     def check(self, ctx: CheckContext) -> list[Finding]:
         resolver = resolver_for(ctx)
@@ -49,7 +63,7 @@ class InstancePathCheck:
             return []
         out: list[Finding] = []
         for miss in resolver.misses:
-            if miss.kind not in ("child", "open_child", "service"):
+            if miss.kind not in ("child", "open_child", "service", "module"):
                 continue  # members and enums: unknown_member
             f = self._finding(ctx, resolver.project, miss)
             if f is not None:
@@ -60,49 +74,77 @@ class InstancePathCheck:
         if miss.kind == "service":
             ranked = rank(miss.name, project.api.services)
             msg = f"'{miss.name}' is not a Roblox service"
-            return self._emit(ctx, UNKNOWN_SERVICE, Severity.ERROR, miss, msg, ranked, listing="")
+            f = self._emit(ctx, UNKNOWN_SERVICE, Severity.ERROR, miss, msg, ranked, listing="")
+            # a misspelt service fails in any host; a name far from every service may be one a
+            # special host adds (a test runner's ProcessService): outside the DataModel, a warning
+            if near_names(miss.name, project.api.services):
+                f.data["impossible"] = True
+            return f
+        if miss.kind == "module":
+            # on disk, outside the instance tree: a folder a build or an install makes may be
+            # missing from the checkout - a warning
+            ranked = rank(miss.name, miss.candidates)
+            msg = (f"require({miss.path!r}): '{miss.name}' is no module or folder in {miss.owner}/ (unless a "
+                   "build or an install makes it)")
+            listing = "" if ranked else _listing(miss.candidates, miss.owner + "/")
+            return self._emit(ctx, LIKELY_UNKNOWN_INSTANCE, Severity.WARNING, miss, msg, ranked, listing)
 
-        parent = miss.parents[0]
-        candidates = _child_names(parent, project) if not miss.ancestor else [a.name for a in parent.ancestors()]
+        parent = miss.parents[0] if miss.parents else None
+        where = _describe(parent) if parent is not None else f"a {miss.owner}"
+        verdict = miss.verdict
+        if miss.kind == "open_child":
+            assert verdict is not None
+            if verdict.kind == NEAR_MISS:
+                if verdict.candidates:
+                    ranked = rank(miss.name, verdict.candidates)
+                    listing = ""
+                else:
+                    ranked = []
+                    listing = f" '{miss.name}' exists at {verdict.elsewhere[0]}."
+                msg = (f"'{miss.name}' is not in the project under {where}; it exists only if created in Studio "
+                       f"or at run time ({verdict.evidence})" if verdict.evidence else
+                       f"'{miss.name}' is not in the project under {where}; it exists only if created in Studio "
+                       "or at run time")
+                return self._emit(ctx, LIKELY_UNKNOWN_INSTANCE, Severity.WARNING, miss, msg, ranked, listing)
+            if verdict.kind == POSSIBLE and not verdict.supported:
+                severity = verdict.severity(ctx.mode)
+                if severity is None:
+                    return None
+                if miss.member_hint and not miss.parents:
+                    msg = f"'{miss.name}' is no member of {miss.owner}: it reads a child, and nothing in the project " \
+                          "names such a child"
+                else:
+                    msg = (f"'{miss.name}' is not in the project under {where}, and no script creates, names or reads "
+                           f"it: it exists only if made in Studio ({verdict.evidence})")
+                if miss.member_hint:
+                    if miss.parents:
+                        msg += f"; it is no member of {miss.owner} either"
+                    msg += f". Did you mean the member '{miss.member_hint[0]}'?"
+                else:
+                    msg += "."
+                f = ctx.finding(UNVERIFIED_INSTANCE, severity, miss.start, miss.end, msg, miss.member_hint)
+                f.data["name"] = miss.name
+                return f
+            return None
+
+        assert parent is not None
+        candidates = _child_names(parent, project, ctx) if not miss.ancestor else [a.name for a in parent.ancestors()]
         if miss.descendant:
             candidates = [d.name for d in parent.descendants()]
         ranked = rank(miss.name, candidates)
-        where = _describe(parent)
-        if miss.kind == "open_child":
-            template = clone_site_template(parent)
-            if template is not None and template.parent is not None:
-                # the template's siblings where it stands travel with it as a rule (a tool's
-                # scripts and values are cloned into the tool together)
-                siblings = [c.name for c in template.parent.all_children() if c is not template]
-                if miss.name in siblings:
-                    return None
-                ranked = rank(miss.name, siblings)
-            near = [(c, sc) for c, sc in ranked if sc >= TYPO_SCORE or (len(miss.name) >= 3 and OSA.distance(miss.name.lower(), c.lower()) <= 1)]
-            listing = ""
-            if not near:
-                elsewhere = _find_elsewhere(project, miss.name)
-                if not elsewhere:
-                    return None
-                listing = f" '{miss.name}' exists at {elsewhere[0].path}."
-            if miss.evidence:
-                msg = f"'{miss.name}' is not in the project under {where}; it exists only if created at run time ({miss.evidence})"
-            else:
-                msg = (
-                    f"'{miss.name}' is not in the project under {where}; it exists only if created in Studio "
-                    "or at run time"
-                )
-            return self._emit(ctx, LIKELY_UNKNOWN_INSTANCE, Severity.WARNING, miss, msg, near, listing=listing)
         relation = "an ancestor" if miss.ancestor else ("a descendant" if miss.descendant else "a child")
         msg = f"'{miss.name}' is not {relation} of {where}"
+        if miss.form == "require":
+            msg = f"require({miss.path!r}): " + msg
+        if verdict is not None and verdict.evidence:
+            msg += f" ({verdict.evidence})"
         listing = ""
         if not ranked:
-            elsewhere = _find_elsewhere(project, miss.name)
+            elsewhere = ctx.snapshot.elsewhere(miss.name) if ctx.snapshot is not None else []
             if elsewhere:
                 listing = f" '{miss.name}' exists at {elsewhere[0].path}."
-            elif candidates and not miss.ancestor:
-                shown = ", ".join(sorted(candidates)[:_MAX_LISTED])
-                more = len(candidates) - _MAX_LISTED
-                listing = f" Children of {parent.path}: {shown}" + (f" (and {more} more)." if more > 0 else ".")
+            elif candidates and not miss.ancestor and parent is not project.datamodel:
+                listing = _listing(candidates, parent.path)
             elif not candidates:
                 listing = f" {parent.path} has no children in the project."
         return self._emit(ctx, UNKNOWN_INSTANCE, Severity.ERROR, miss, msg, ranked, listing)
@@ -122,35 +164,35 @@ class InstancePathCheck:
             rule, severity, miss.start, miss.end, msg, suggestions,
             fix_text=fix_text, fix_title=f"Replace '{miss.name}' with '{fix_name}'" if fix_name else "",
             fix_start=fix_start,
-            # safe: the one clearly best name under a closed node, or a service name; a near
-            # miss under an open node may be a child created in Studio or at run time
-            fix_safe=rule != LIKELY_UNKNOWN_INSTANCE,
+            # safe: the one clearly best name where nothing could create the name, or a
+            # service name; a near miss under an open node may be a child made in Studio
+            fix_safe=severity is Severity.ERROR,
         )
         f.data["name"] = miss.name
         return f
 
 
 def _describe(node: Instance) -> str:
+    if node.class_name == POSSIBLE_CHILD:
+        return f"{node.path} (a child the project does not map)"
+    if node.class_name == TEMPLATE_SITE:
+        return node.name.strip("<>")
     return f"{node.path} ({node.class_name})"
 
 
-def _child_names(parent: Instance, project) -> list[str]:
+def _listing(candidates, where: str) -> str:
+    shown = ", ".join(sorted(candidates)[:_MAX_LISTED])
+    more = len(candidates) - _MAX_LISTED
+    return f" Children of {where}: {shown}" + (f" (and {more} more)." if more > 0 else ".")
+
+
+def _child_names(parent: Instance, project, ctx: CheckContext) -> list[str]:
+    if ctx.snapshot is not None:
+        return ctx.snapshot.known_names(parent, created=False)
     names = [c.name for c in parent.all_children()]
     if parent is project.datamodel:
         names.extend(sorted(project.api.services))
     return names
-
-
-def _find_elsewhere(project, name: str, limit: int = 3) -> list[Instance]:
-    out = []
-    roots = [project.datamodel] if project.root is project.datamodel else [project.root, project.datamodel]
-    for root in roots:
-        for node in root.descendants():
-            if node.name == name:
-                out.append(node)
-                if len(out) >= limit:
-                    return out
-    return out
 
 
 def _fix_text(text: str, miss: Miss, new: str) -> tuple[str, int | None]:
@@ -159,6 +201,8 @@ def _fix_text(text: str, miss: Miss, new: str) -> tuple[str, int | None]:
         if is_identifier(new):
             return new, None
         return f'["{_escape(new)}"]', miss.dot_start
+    if miss.form == "require":
+        return new, None
     quote = text[miss.start] if miss.start < len(text) and text[miss.start] in "\"'" else '"'
     return f"{quote}{_escape(new, quote)}{quote}", None
 

@@ -71,16 +71,24 @@ RULE_HELP: dict[str, RuleHelp] = {
         "Truncation markers ('-- ... rest of code', 'your code here') are always errors; TODO/FIXME are "
         "warnings in editor mode and errors in patch mode (--patch). Write the missing code."),
     "unknown_instance": RuleHelp(
-        "A child that does not exist under a closed node of the project's instance tree",
-        "The project file maps this part of the DataModel completely (Rojo $path), so the name cannot exist at "
-        "run time. The fix (safe) replaces a misspelt name with the one clearly best existing name."),
+        "A child nothing could create: under a closed node of the project's instance tree, or a string require's "
+        "component that is no module",
+        "The project maps this part of the DataModel completely (Rojo $path, a Wally package folder read from "
+        "wally.toml, a service the engine owns) and no script creates the name there, so it cannot exist at run "
+        "time. The fix (safe) replaces a misspelt name with the one clearly best existing name."),
     "likely_unknown_instance": RuleHelp(
-        "Under an open node, a near miss of an existing child or a name the project has elsewhere",
+        "Under an open node, a near miss of a name the project knows there, or a name the project has elsewhere",
         "The node may get children in Studio or at run time, so this is a warning; its fix is unsafe "
         "(--unsafe-fixes). Silence it with `-- luaguard: allow(likely_unknown_instance)` if the child is real."),
+    "unverified_instance": RuleHelp(
+        "Under an open node, a name nothing in the project creates, names or reads anywhere else",
+        "A warning in patch mode (an agent's invented path reaches the model), a hint in editor mode (a real game "
+        "keeps children in its place file that no script mentions). No fix is offered: the name may be real. Read "
+        "or create the name elsewhere, or silence it with `-- luaguard: allow(unverified_instance)`."),
     "unknown_service": RuleHelp(
         "GetService with a name that is not a Roblox service",
-        "Service names come from Roblox's API dump. The fix (safe) replaces the name with the one clearly best service."),
+        "Service names come from Roblox's API dump; a near miss of a service is an error in every file (it fails in "
+        "any host). The fix (safe) replaces the name with the one clearly best service."),
     "undefined_variable": RuleHelp(
         "A global that is neither a Luau nor a Roblox global nor assigned in the file",
         "Declare it (local), add it to extra_globals in luaguard.toml, or list it in a selene std or a luau-lsp "
@@ -89,9 +97,12 @@ RULE_HELP: dict[str, RuleHelp] = {
         "A class name Roblox does not have (Instance.new, IsA, FindFirstChildOfClass ...)",
         "Class names come from Roblox's API dump. The fix (safe) replaces the name with the one clearly best class."),
     "unknown_member": RuleHelp(
-        "A property, method, event, enum or enum item that a value of certain class does not have",
-        "An error where the value's class is certain, a warning where a subclass could add the member. The fix "
-        "replaces the name with the one clearly best member of that class (safe only where the class is certain)."),
+        "A property, method, event, enum or enum item that a value of certain class does not have, where no child "
+        "can have the name",
+        "An error where the value's class is certain, a warning where a subclass could add the member. A name that "
+        "is no member of an instance reads a child, so it is reported here only where no child can exist (a new "
+        "instance, a method call, an assignment, a closed node). The fix replaces the name with the one clearly "
+        "best member of that class (safe only where the class is certain)."),
     "deprecated_api": RuleHelp(
         "A Roblox API that still works but is deprecated (wait -> task.wait, :Remove() -> :Destroy())",
         "A legacy enum name's fix is safe (the same item, renamed); the others are unsafe (--unsafe-fixes): the "

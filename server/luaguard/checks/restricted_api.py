@@ -12,16 +12,17 @@ level fails at run time ("The current thread cannot access ..."), so this is a w
 Plugin code (:mod:`luaguard.project.plugin`: the ``plugin`` setting, a plugin's project
 file or folder, or a file that reads the ``plugin`` global) may use ``PluginSecurity``
 members: nothing is reported for them there.  Checked where the receiver's class is
-known (see :mod:`luaguard.checks.resolve`); the level to *write* a property
-(``Script.Source``) is not checked.
+known (see :mod:`luaguard.analysis.resolve`); the level to *write* a property
+(``Script.Source``) is not checked.  Never where the name reads a child: a ``NotScriptable``
+member is invisible to scripts, so ``folder.Attributes`` and ``model.Tags`` read children
+of those names, and a name the project maps as a child is that child.
 """
 
 from __future__ import annotations
 
 from ..findings import Finding, Severity
 from ..luau import ast as A
-from .base import CheckContext
-from .resolve import resolver_for
+from .base import CheckContext, resolver_for
 
 RULE = "restricted_api"
 
@@ -64,6 +65,8 @@ class RestrictedApiCheck:
             member = api.member(cls, func.name)
             if member is None or member.usable(plugin):
                 continue
+            if func is node and ("NotScriptable" in member.tags or resolver.value(node).nodes):
+                continue  # `x.Attributes`: a child of that name (scripts cannot see the member)
             if "NotScriptable" in member.tags and member.read_security in ("None", "PluginSecurity"):
                 why = "is not scriptable: scripts cannot use it"
             else:

@@ -8,7 +8,7 @@ creatable class), ``:IsA("Modle")``, ``:FindFirstChildOfClass(...)``,
 ``IsA`` is not only Instance's: an ``EnumItem`` has ``IsA(enumName)``
 (``input.KeyCode:IsA("KeyCode")``) and class libraries give their own tables an ``IsA``
 method (``Value:IsA("ReplicatedContainer")``).  So ``x:IsA("Name")`` is an error only
-where ``x`` is known to be an Instance (:mod:`luaguard.checks.resolve`); on any other
+where ``x`` is known to be an Instance (:mod:`luaguard.analysis.resolve`); on any other
 receiver a name that is an enum's is fine, and one that is no class is a warning only
 when it is a near miss of a class (a likely typo), else nothing.
 """
@@ -18,8 +18,7 @@ from __future__ import annotations
 from ..findings import Finding, Severity
 from ..fuzzy import best_fix, rank
 from ..luau import ast as A
-from .base import CheckContext
-from .resolve import _default_api, resolver_for
+from .base import CheckContext, api_for, resolver_for
 
 RULE = "unknown_class"
 
@@ -38,7 +37,7 @@ class UnknownClassCheck:
     def check(self, ctx: CheckContext) -> list[Finding]:
         if ctx.ast is None:
             return []
-        api = ctx.project.api if ctx.project is not None else _default_api()
+        api = api_for(ctx)
         out = []
         for call in ctx.ast.lookups:
             if type(call) is not A.ExprCall or not call.args or type(call.args[0]) is not A.ExprString:

@@ -28,7 +28,7 @@ stack, numbers - so that what the guard treats as code is what the linter treats
   which bytes are accepted (:meth:`Automaton.project` drops them);
 * ``num``: the grounded-number context (after ``...Id =``).
 
-**Value rules** follow :class:`luaguard.checks.resolve.Resolver` (the linter): a chain
+**Value rules** follow :class:`luaguard.analysis.resolve.Resolver` (the linter): a chain
 starts at a variable bound to instances (the caller attaches the value of the identifier at
 each token boundary; inside a token it is :data:`ATTACH_MAYBE`, an unknown value: the
 caller re-reads the tokens in which a bound name ends, see :meth:`.matcher.Guard.mask`); ``.Name``/``["Name"]`` use the ``KIND_DOT``/``KIND_BRACKET``

@@ -43,7 +43,6 @@ import bisect
 import itertools
 import re
 import threading
-import weakref
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -907,35 +906,43 @@ def _after_comment_line(text: str, lex: L.LexResult, at: int, before: L.Token | 
 
 
 # ------------------------------------------------------------------------------------------
-# caches
+# caches: kept on the project's snapshot (they die with it: a re-index or a change on disk
+# gives a new snapshot, so nothing needs invalidating)
 # ------------------------------------------------------------------------------------------
 
-_SPACES: dict[tuple[int, bool], tuple[Any, PathSpace]] = {}
-_GUARDS: dict[tuple, Guard] = {}
-_PROJECT_IDS: dict[str, frozenset[str]] = {}
 _LOCK = threading.Lock()
 _EMPTY: list[PathSpace] = []
+#: at most this many guards per path space (token tables x options)
+_GUARDS_PER_SPACE = 16
+
+
+def _snapshot_for(project, names):
+    from ..analysis.snapshot import WorldNames, snapshot_of
+
+    if isinstance(names, WorldNames) and names.snapshot is not None and names.snapshot.project is project:
+        return names.snapshot
+    return snapshot_of(project)
 
 
 def path_space(project, runtime_names: Iterable[str] = (), *, services: bool = True) -> PathSpace:
-    """The (cached) :class:`PathSpace` of ``project`` (``None``: the open empty project),
-    the names its scripts create at run time and whether service names are checked (one
-    space per project and ``services`` is kept: other names replace it)."""
+    """The :class:`PathSpace` of ``project`` (``None``: the open empty project), the names
+    its scripts create at run time (a :class:`~luaguard.analysis.snapshot.WorldNames`
+    carrying the project's snapshot) and whether service names are checked: kept in the
+    snapshot's :attr:`~luaguard.analysis.snapshot.Snapshot.memo`, one per ``services``
+    (other names replace it)."""
     names = runtime_names if isinstance(runtime_names, frozenset) else frozenset(runtime_names)
     with _LOCK:
         if project is None:
             if not _EMPTY:
                 _EMPTY.append(PathSpace(None))
             return _EMPTY[0]
-        key = (id(project), services)
-        got = _SPACES.get(key)
-        if got is not None and got[0]() is project and type(got[1].runtime_names) is type(names) \
-                and got[1].runtime_names == names:
-            return got[1]
-        sp = PathSpace(project, names, services=services)
-        for k in [k for k, (ref, _sp) in _SPACES.items() if ref() is None]:
-            del _SPACES[k]
-        _SPACES[key] = (weakref.ref(project), sp)
+        memo = _snapshot_for(project, names).memo
+        key = ("path_space", services)
+        got = memo.get(key)
+        if got is not None and got.project is project and type(got.runtime_names) is type(names) \
+                and got.runtime_names == names:
+            return got
+        sp = memo[key] = PathSpace(project, names, services=services)
         return sp
 
 
@@ -962,10 +969,11 @@ def guard_for(table: TokenTable, project=None, options: GuardOptions | None = No
     """The cached :class:`Guard` for a token table, project and options.
 
     With ``options.grounded_numbers`` the allowed asset ids are those of the project's
-    files plus ``ids`` (e.g. the digit runs of the prompt).  ``runtime_names``: the names
-    the project's scripts create at run time (the engine's
-    :class:`~luaguard.checks.runtime_names.RuntimeNames`), accepted where the linter
-    accepts them.  Call :func:`invalidate` after the project changes.
+    files plus ``ids`` (e.g. the digit runs of the prompt).  ``runtime_names``: the
+    project's names carrying its snapshot (:class:`~luaguard.analysis.snapshot.WorldNames`),
+    accepted where the linter accepts them.  The guard is kept with the path space on the
+    project's snapshot: a new snapshot (a re-index, files changed on disk, a new index
+    generation) gives new guards.
     """
     options = options or GuardOptions()
     space = path_space(project, runtime_names, services=options.services)
@@ -973,36 +981,26 @@ def guard_for(table: TokenTable, project=None, options: GuardOptions | None = No
     idset = None
     if options.grounded_numbers:
         root = getattr(project, "root_dir", None) if project is not None else None
-        with _LOCK:
-            project_ids = _PROJECT_IDS.get(str(root))
-        if project_ids is None:
-            project_ids = collect_ids(root, ())
+        if project is None:
+            project_ids = collect_ids(None, ())
+        else:
+            memo = space.snapshot.memo
             with _LOCK:
-                _PROJECT_IDS[str(root)] = project_ids
+                project_ids = memo.get("asset_ids")
+            if project_ids is None:
+                project_ids = collect_ids(root, ())
+                with _LOCK:
+                    memo["asset_ids"] = project_ids
         idset = IdSet(project_ids | frozenset(ids))
-    key = (id(space), id(table), options, idset.ids if idset is not None else None)
+    key = (id(table), options, idset.ids if idset is not None else None)
     with _LOCK:
-        g = _GUARDS.get(key)
+        guards = space.guards
+        g = guards.get(key)
         if g is None:
-            if len(_GUARDS) > 16:
-                _GUARDS.clear()
+            if len(guards) >= _GUARDS_PER_SPACE:
+                guards.clear()
             au = Automaton(au_space, ids=idset, stop=options.stop, paths=options.paths)
             g = Guard(au, table)
-            g._keepalive = (space, table)  # ids in the key stay valid while cached
-            _GUARDS[key] = g
+            g._keepalive = (space, table)  # the table's id in the key stays valid while cached
+            guards[key] = g
         return g
-
-
-def invalidate(project=None) -> None:
-    """Forget guards and path spaces (all, or those of ``project``) after the project changed."""
-    with _LOCK:
-        _PROJECT_IDS.clear()
-        if project is None:
-            _SPACES.clear()
-            _GUARDS.clear()
-            return
-        for key in ((id(project), True), (id(project), False)):
-            got = _SPACES.pop(key, None)
-            if got is not None:
-                for k in [k for k in _GUARDS if k[0] == id(got[1])]:
-                    del _GUARDS[k]

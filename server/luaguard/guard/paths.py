@@ -1,12 +1,13 @@
 """Instance-path facts for the decoding guard: value sets, name tables and bindings.
 
 The guard lets a model spell only names that exist where it is writing a path.  It
-evaluates chains exactly as the linter does, by calling the linter's own
-:class:`~luaguard.checks.resolve.Resolver` (members of the class win over children,
-``Parent`` climbs, ``LocalPlayer`` of ``Players`` is the client player, ``game`` children
-include every service, open nodes accept any name, ``GetService`` takes service names), so
-that every name the guard allows is one the ``unknown_instance``/``unknown_service`` rules
-accept.
+evaluates chains exactly as the linter does, through the public steps of the linter's own
+:class:`~luaguard.analysis.resolve.Resolver` and the project snapshot's verdicts (members
+of the class win over children, ``Parent`` climbs, ``LocalPlayer`` of ``Players`` is the
+client player, ``game`` children include every service, a name is refused only where its
+:class:`~luaguard.analysis.verdict.Verdict` is an error, ``GetService`` takes service
+names), so that every name the guard allows is one the ``unknown_instance``/
+``unknown_service`` rules accept.
 
 * A **value** is an ``int``: :data:`NOVAL` (not a known instance), :data:`POISON` (the guard
   cannot tell which instance: indexing it is banned) or the id of an interned tuple of
@@ -22,11 +23,11 @@ accept.
 
 Name tries exclude names the guard will not write: non-identifiers after ``.``, and names
 holding quotes, backslashes or control characters inside strings.  Names that scripts
-create at run time (the linter's ``runtime_names``, passed to the space: a
-:class:`~luaguard.checks.runtime_names.WorldNames` scopes each to where code may create it,
-see :mod:`luaguard.checks.runtime_world`) are accepted exactly where the linter accepts
-them - under the instance code parents them to, with an unknown value; a container where
-code may create any name is free - so the guard and the linter keep one contract.
+create at run time or frameworks link in (:meth:`~luaguard.analysis.snapshot.Snapshot.known_names`
+of the snapshot the space's ``runtime_names`` carry, a
+:class:`~luaguard.analysis.snapshot.WorldNames`) are accepted exactly where the linter
+accepts them - under the instance code parents them to, with an unknown value; a container
+where code may create any name is free - so the guard and the linter keep one contract.
 """
 
 from __future__ import annotations
@@ -38,7 +39,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..checks.resolve import Resolver, Value
+from ..analysis.places import service_names
+from ..analysis.resolve import Resolver, Value, scriptable
+from ..analysis.snapshot import WorldNames, snapshot_of
 from ..project.tree import Instance, is_identifier
 from .trie import LazyTrie, build_trie
 
@@ -175,21 +178,31 @@ class PathSpace:
 
     ``project`` is a :class:`~luaguard.project.index.ProjectIndex` (``None`` gives an open
     ``DataModel`` with the shipped API data: every child name is accepted, service names are
-    still checked); ``runtime_names``: the names the project's scripts create at run time
-    (:class:`~luaguard.checks.runtime_names.RuntimeNames`), which the linter accepts under
-    closed instances; ``services``: check service names (``False``: any name is a
-    service, as for a file outside the project's DataModel).  Build a new space after the
-    project or those names change.  Thread-safe.
+    still checked); ``runtime_names``: the project's name pool carrying its snapshot and
+    the file's own text (:class:`~luaguard.analysis.snapshot.WorldNames`, from
+    :meth:`luaguard.engine.Engine.guard_contract`), whose verdicts decide what is accepted
+    (anything else: the snapshot of the index alone); ``services``: check service names
+    (``False``: any name is a service).  Build a new space after the project or those names
+    change.  Thread-safe.
     """
 
     def __init__(self, project=None, runtime_names: frozenset[str] = frozenset(), *, services: bool = True) -> None:
         if project is None:
             project = _empty_project()
         self.project = project
-        # (a WorldNames keeps its world: it is a frozenset already)
+        # (a WorldNames keeps its snapshot: it is a frozenset already)
         self.runtime_names = runtime_names if isinstance(runtime_names, frozenset) else frozenset(runtime_names)
         self.services = services
-        self._resolver = Resolver(project, [], self.runtime_names)
+        if isinstance(self.runtime_names, WorldNames) and self.runtime_names.snapshot is not None:
+            self.snapshot = self.runtime_names.snapshot
+            self._judge = self.runtime_names.view()
+        else:
+            self.snapshot = snapshot_of(project)
+            self._judge = self.snapshot.view(own_names=self.runtime_names, text="") if self.runtime_names \
+                else self.snapshot.view()
+        #: guards built on this space (:func:`~.matcher.guard_for`), by token table and options
+        self.guards: dict = {}
+        self._resolver = self.snapshot.resolver(self._judge, [], None, project)
         self._sets: list[tuple[Instance, ...]] = []
         self._set_ids: dict[tuple[int, ...], int] = {}
         self._tables: list[NameTable] = []
@@ -288,7 +301,7 @@ class PathSpace:
         if kind in (KIND_DOT, KIND_BRACKET):
             # a member of the class wins over a child (the resolver's rule): its value is unknown
             for n in nodes:
-                members.update(self.project.api.members(n.class_name))
+                members.update(m for m, info in self.project.api.members(n.class_name).items() if scriptable(info))
             members.discard("Parent")
             members.discard("LocalPlayer")
         candidates = self._candidates(nodes, kind)
@@ -300,29 +313,15 @@ class PathSpace:
             if ok:
                 names[name] = res
         free = self.evaluate(value, kind, _SENTINEL)[0]
-        if not free and kind != KIND_SERVICE and self.runtime_names:
-            world = getattr(self.runtime_names, "world", None)
-            if world is None:
-                # unscoped names: the linter lets each through wherever no child has it
-                # (one probe: its rule does not depend on which such name)
-                extra = self.runtime_names.difference(candidates)
-                if extra and self.evaluate(value, kind, next(iter(extra)))[0]:
-                    for name in extra:
+        if not free and kind != KIND_SERVICE:
+            # names the snapshot knows there without a node of their own (created by scripts,
+            # linked by frameworks, checked for first): accepted, their value unknown
+            own = getattr(self.runtime_names, "own", None)
+            known = set(candidates)
+            for n in nodes:
+                for name in self.snapshot.known_names(n, own):
+                    if name not in known and name not in names:
                         names[name] = NOVAL
-            else:
-                # scoped names: those the linter takes as created under these instances
-                # (no value: the resolver's), and those it lets through as a warning at most
-                own = getattr(self.runtime_names, "own", None)
-                known = set(candidates)
-                for n in nodes:
-                    if n.is_open:
-                        continue
-                    for name in world.names_under(n, own):
-                        if name not in known and name not in names:
-                            names[name] = NOVAL
-                    for name in world.maybe_names(n, own):
-                        if name not in known and name not in names and self.evaluate(value, kind, name)[0]:
-                            names[name] = NOVAL
         ok = is_identifier if kind == KIND_DOT else _string_safe
         trie = LazyTrie((name.encode("utf-8"), res) for name, res in names.items() if ok(name))
         return NameTable(kind, trie.children, trie.values, free, trie)
@@ -361,17 +360,15 @@ class PathSpace:
                 for a in n.ancestors():
                     out[a.name] = None
             return list(out)
-        siblings = getattr(project, "wally_siblings", None)
         for n in nodes:
             for ch in n.all_children():
                 out[ch.name] = None
-            if siblings is not None and kind != KIND_SERVICE:
-                # a Wally package's dependencies, installed beside it (the resolver's rule)
-                out.update(dict.fromkeys(sorted(siblings(n))))
+            # what frameworks link in (the verdicts' rule)
+            out.update(dict.fromkeys(self.snapshot.linked_names(n)))
             if n is project.datamodel:
-                out.update(dict.fromkeys(sorted(project.api.services)))
+                out.update(dict.fromkeys(service_names(project.api)))
             if kind in (KIND_DOT, KIND_BRACKET):
-                out.update(dict.fromkeys(project.api.members(n.class_name)))
+                out.update(dict.fromkeys(m for m, info in project.api.members(n.class_name).items() if scriptable(info)))
                 out["Parent"] = None
                 if n.class_name == "Players":
                     out["LocalPlayer"] = None
@@ -392,16 +389,10 @@ class PathSpace:
                 return True, NOVAL
             return (svc is not None), (self.nodeset((svc,)) if svc is not None else NOVAL)
         r = self._resolver
+        how = {KIND_ANCESTOR: "ancestor", KIND_DOT: "dot", KIND_LOOKUP: "call"}.get(kind, "bracket")
         with self._lock:
-            before = len(r.misses)
             cls = nodes[0].class_name if all(n.class_name == nodes[0].class_name for n in nodes) else None
-            if kind == KIND_ANCESTOR:
-                v = r._ancestor(Value(nodes, cls), name, 0, 0)
-            else:
-                v = r._child(Value(nodes, cls), name, 0, 0, "dot" if kind == KIND_DOT else "bracket",
-                             via_lookup=(kind == KIND_LOOKUP))
-            new = r.misses[before:]
-            del r.misses[before:]
+            v, new = r.lookup(Value(nodes, cls), name, how)
         ok = not any(m.kind in ("child", "service") for m in new)
         return ok, self._value(v)
 
@@ -409,19 +400,19 @@ class PathSpace:
     def root_bindings(self, scripts: list[Instance]) -> dict[str, int]:
         """Values of the globals ``game``, ``workspace``, ``Workspace`` and ``script`` (the
         latter only when the file maps to instances), as the resolver evaluates them."""
-        r = Resolver(self.project, list(scripts), self.runtime_names)
+        r = self.snapshot.resolver(self._judge, scripts, None, self.project)
         out: dict[str, int] = {}
         for name in ("game", "workspace", "Workspace", "script"):
-            v = self._value(r._global(name))
+            v = self._value(r.global_value(name))
             if v != NOVAL:
                 out[name] = v
-        new = r._templates - self._resolver._templates
+        new = r.templates - self._resolver.templates
         if new:
             # a script that does not run where the project puts it (a template, or a module
             # inside one): its `Parent` is wherever it is cloned to, as for the linter (the
             # same node reached by its full path gets that open parent too - the lenient side)
             with self._lock:
-                self._resolver._templates.update(new)
+                self._resolver.templates.update(new)
                 for s in self.nodes(out["script"]):
                     n: Instance | None = s
                     while n is not None:
@@ -448,7 +439,8 @@ class PathSpace:
             chunk = parse(text, lex)
         except RecursionError:  # pragma: no cover - the parser has its own depth limit
             return PrefixAnalysis([], [], lex, text)
-        r = Resolver(self.project, list(scripts), self.runtime_names)
+        r = self.snapshot.resolver(self._judge, scripts, None, self.project)
+        r.declare_types(chunk.type_names)
         locals_, requires = _scoped_locals(chunk, lex.tokens, r, self._value)
         return PrefixAnalysis(locals_, requires, lex, text, chunk.if_expressions, chunk.vararg_functions,
                               tuple(chunk.type_regions))

@@ -68,15 +68,13 @@ class CompletionFeature(Feature):
 
     # -- keeping the guard in step with the index -------------------------------------
     def on_engine_replaced(self) -> None:
-        """A (re)index finished: drop the guard's name tables of the old tree; when the
-        model is already loaded (completions were used), fill the mask cache for the new
-        tree in the background so the next completions are fast.  The model itself is
-        loaded on the first completion request, not at start-up."""
+        """A (re)index finished: when the model is already loaded (completions were used),
+        fill the mask cache for the new tree in the background so the next completions are
+        fast (the guard's name tables live on the new engine's snapshot; the old ones go
+        with the old engine).  The model itself is loaded on the first completion request,
+        not at start-up."""
         if _MATCHER not in sys.modules:
             return  # no guard was ever built (none was asked for, or the guard extra is missing)
-        from ..guard.matcher import invalidate
-
-        invalidate()
         if not self.server.host.settings.completion.enabled or self._engine is None or not self._engine.is_loaded:
             return
         project = self.server.host.engine.project
@@ -92,15 +90,6 @@ class CompletionFeature(Feature):
                 pass
 
         self.worker.submit(warm, priority=5)
-
-    def on_files_changed(self) -> None:
-        """Files changed and the index was updated in place: the guard must not keep
-        names of the old tree."""
-        if _MATCHER not in sys.modules:
-            return  # (no guard was ever built)
-        from ..guard.matcher import invalidate
-
-        invalidate(self.server.host.engine.project)
 
     def _settle_heap(self) -> None:
         try:

@@ -86,7 +86,7 @@ def build_engine(root: Path | None, settings: Settings, report: Callable[[str, i
         result.scripts = sum(1 for rel in files if rel.endswith(LUAU_SUFFIXES))
         report(f"scanning {result.scripts} scripts", 60)
         try:
-            engine.runtime_names.names()
+            engine.snapshot.names()
         except Exception:  # noqa: BLE001
             result.crash = traceback.format_exc()
     return result
@@ -183,8 +183,7 @@ class EngineHost:
         engine = self.engine
         if path is not None:
             self._open_texts[path] = text
-            if engine.root is not None and engine.relpath(path) is not None:
-                engine.runtime_names.set_text(path, text)
+            engine.set_text(path, text)
             self.files_linted.add(str(path))
         findings, errors = lint_document(engine, text, path)
         self._count(path, version, findings)
@@ -211,7 +210,7 @@ class EngineHost:
 
         def job() -> None:
             self._open_texts.pop(path, None)
-            self.engine.runtime_names.set_text(path, None)
+            self.engine.set_text(path, None)
 
         await self.engine_worker.run(job)
 
@@ -233,17 +232,7 @@ class EngineHost:
         changed, deleted = sorted(set(changed)), sorted(set(deleted))
 
         def job() -> bool:
-            engine = self.engine
-            if engine.root is None:
-                return False
-            for rel in (*changed, *deleted):
-                if rel.endswith(LUAU_SUFFIXES):
-                    engine.runtime_names.file_changed(engine.root / rel)
-            project = engine.project
-            if project is None:
-                return False
-            project.apply_file_changes(changed, deleted)
-            return True
+            return self.engine.files_changed(changed, deleted)
 
         return await self.engine_worker.run(job)
 
@@ -266,8 +255,7 @@ class EngineHost:
             engine.stats = old.stats
             if engine.root is not None:
                 for path, text in self._open_texts.items():
-                    if engine.relpath(path) is not None:
-                        engine.runtime_names.set_text(path, text)
+                    engine.set_text(path, text)
             self.engine = engine
 
         await self.engine_worker.run(job)

@@ -664,7 +664,7 @@ class Chunk:
     ``table_types`` ...)."""
 
     __slots__ = ("body", "errors", "hot_comments", "globals_assigned", "lookups", "varargs", "global_reads", "local_names",
-                 "if_expressions", "table_types", "vararg_functions", "type_regions")
+                 "if_expressions", "table_types", "vararg_functions", "type_regions", "assigned", "type_names")
 
     def __init__(self, body: Block, errors: list[ParseError], hot_comments: list[str]) -> None:
         self.body = body
@@ -693,6 +693,12 @@ class Chunk:
         #: type: every annotation (from its ``:`` or ``::``), type alias and function header
         #: (from ``function`` to its return type), sorted by start
         self.type_regions: list[tuple[int, int]] = []
+        #: ``id()`` of every index expression assigned to (``part.Anchored = true``,
+        #: ``x.Size += 1``): Roblox sets a property there, never reads a child
+        self.assigned: set[int] = set()
+        #: names of the type aliases and type functions the file declares (they hide Roblox
+        #: class names: ``type Object = {...}``)
+        self.type_names: set[str] = set()
 
 
 def children(node: Node) -> Iterator[Node]:

@@ -194,6 +194,8 @@ class Parser:
         self._error_starts: set[int] | None = None
         self.globals_assigned: set[str] = set()
         self.lookups: list[A.Expr] = []
+        self.assigned: set[int] = set()
+        self.type_names: set[str] = set()
         self.varargs: list[tuple[int, bool]] = []
         self.global_reads: list[A.ExprGlobal] = []
         self.local_names: set[str] = set()
@@ -753,6 +755,7 @@ class Parser:
         self.expect("=", "type alias")
         type_ = self.parse_type()
         self.type_region(start, errs)
+        self.type_names.add(name)
         return A.StatTypeAlias(start, type_.end, name, name_start, generics, type_, exported)
 
     def parse_type_function(self, start: int, exported: bool) -> A.Stat:
@@ -770,6 +773,7 @@ class Parser:
         func = self.parse_function_body(False, match, name, None, [])
         self.type_function_depth = saved
         self.stop_on["end"] -= 1
+        self.type_names.add(name)
         return A.StatTypeFunction(start, func.end, name, func, exported)
 
     def parse_declaration(self, start: int) -> A.Stat:
@@ -852,8 +856,11 @@ class Parser:
     def check_target(self, expr: A.Expr) -> A.Expr:
         if not self.is_lvalue(expr):
             return self.lvalue_error(expr)
-        if type(expr) is A.ExprGlobal:
+        t = type(expr)
+        if t is A.ExprGlobal:
             self.globals_assigned.add(expr.name)
+        elif t is A.ExprIndexName or t is A.ExprIndexExpr:
+            self.assigned.add(id(expr))
         return expr
 
     def parse_compound_assignment(self, initial: A.Expr, op: str) -> A.StatCompoundAssign:
@@ -1783,6 +1790,8 @@ def parse(text: str, lex: L.LexResult | None = None, *, declarations: bool = Fal
     chunk = A.Chunk(body, [e for e in parser.errors if e.message], hot)
     chunk.globals_assigned = parser.globals_assigned
     chunk.lookups = parser.lookups
+    chunk.assigned = parser.assigned
+    chunk.type_names = parser.type_names
     chunk.varargs = parser.varargs
     chunk.global_reads = parser.global_reads
     chunk.local_names = parser.local_names

@@ -125,7 +125,7 @@ class RobloxApi:
     __slots__ = (
         "services", "creatable", "enums", "enum_legacy_names", "enum_deprecated", "deprecated_globals",
         "provenance", "_classes", "_datatypes", "_class_names", "_supers", "_members_cache", "_dt_cache",
-        "_subclasses", "_subclass_members",
+        "_subclasses", "_subclass_members", "_suggest", "_member_names",
     )
 
     def __init__(self, data: dict[str, Any]) -> None:
@@ -152,6 +152,8 @@ class RobloxApi:
         self._dt_cache: dict[str, dict[str, Member]] = {}
         self._subclasses: dict[str, tuple[str, ...]] | None = None
         self._subclass_members: dict[str, dict[str, Member]] = {}
+        self._suggest: dict[tuple, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        self._member_names: frozenset[str] | None = None
 
     # --- classes ------------------------------------------------------------------------------
     def has_class(self, name: str) -> bool:
@@ -256,6 +258,41 @@ class RobloxApi:
     def member(self, class_name: str, name: str) -> Member | None:
         """The member ``name`` of ``class_name`` (walking inheritance), or ``None``."""
         return self.members(class_name).get(name)
+
+    def member_names(self) -> frozenset[str]:
+        """Every member name of every class: what a script may mean by ``x.Name`` on an
+        instance whose class is not known."""
+        if self._member_names is None:
+            names: set[str] = set()
+            for entry in self._classes.values():
+                names.update(entry[2])
+            self._member_names = frozenset(names)
+        return self._member_names
+
+    def suggestions(self, class_name: str, *, bound: bool, method: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """``(same kind, all)``: member names worth suggesting for a name missing from a
+        value of class ``class_name`` - usable by scripts, not deprecated, not rbx-dom's
+        lower-case serialization aliases (``siz``, ``shap``, listed untagged) - of the kind
+        the code used (functions for a method call, other members for a ``.name``) and of
+        every kind; with ``bound`` and ``method``, subclasses' methods too (the value may be
+        of a subclass).  Cached per arguments."""
+        key = (class_name, bound, method)
+        got = self._suggest.get(key)
+        if got is None:
+            members = dict(self.members(class_name))
+            if bound and method:  # (a `.name` on a bound is a child more often than a subclass's member)
+                members.update(self.subclass_members(class_name))
+            lowered = {n.lower() for n in members if n[:1].isupper()}
+            names = []
+            for name, m in members.items():
+                if m.deprecated or not m.usable(plugin=True):
+                    continue
+                if name[:1].islower() and any(u.startswith(name.lower()) for u in lowered):
+                    continue
+                names.append(name)
+            got = (tuple(n for n in names if (members[n].kind == "Function") == method), tuple(names))
+            self._suggest[key] = got
+        return got
 
     def property_type(self, class_name: str, prop: str) -> str | None:
         """The Luau type of property ``prop`` (``"number"``, ``"Enum.Material"``), or ``None``

@@ -107,7 +107,11 @@ class ProjectIndex:
     _lazy_services: dict[str, Instance] = field(default_factory=dict, repr=False)
     _local_player: Instance | None = field(default=None, repr=False)
     _mapped_dirs: frozenset[str] | None = field(default=None, repr=False)
-    _wally_cache: dict = field(default_factory=dict, repr=False)
+    #: bumped each time the index changes (files applied, rebuilt): what is derived from
+    #: the index is valid for one generation (see :mod:`luaguard.analysis.snapshot`)
+    generation: int = 0
+    #: the snapshot of this index alone (:func:`luaguard.analysis.snapshot.snapshot_of`)
+    _snapshot: Any = field(default=None, repr=False)
 
     # --- files ------------------------------------------------------------------------------------
     def _rel(self, path: str | Path) -> str:
@@ -169,40 +173,6 @@ class ProjectIndex:
             dirs = self._mapped_dirs = frozenset(posixpath.dirname(f) for f in self.file_instances)
         return level in dirs
 
-    def wally_siblings(self, node: Instance) -> frozenset[str]:
-        """Names that exist under ``node`` at run time because a Wally package among its
-        children depends on them: Wally installs a package's dependencies beside it (the
-        keys of ``[dependencies]``, ``[server-dependencies]`` and ``[dev-dependencies]`` in
-        the ``wally.toml`` of a child synced from a directory), so a package's own code
-        reaches them as ``script.Parent.Signal``.  Read once per node; unreadable or
-        malformed files add nothing."""
-        cache = self._wally_cache
-        got = cache.get(id(node))
-        if got is not None and got[0] is node:
-            return got[1]
-        import tomllib
-
-        from ..files import read_text
-
-        names: set[str] = set()
-        for child in node.all_children():
-            if child.dir_path is None:
-                continue
-            path = self.root_dir / child.dir_path / "wally.toml"
-            try:
-                data = tomllib.loads(read_text(path, root=self.root_dir, limit=1024 * 1024, errors="strict"))
-            except (OSError, ValueError, RecursionError):
-                continue
-            for section in ("dependencies", "server-dependencies", "dev-dependencies"):
-                deps = data.get(section)
-                if isinstance(deps, dict):
-                    names.update(k for k in deps if isinstance(k, str))
-        result = frozenset(names)
-        if len(cache) > 4096:
-            cache.clear()
-        cache[id(node)] = (node, result)
-        return result
-
     def file_for_instance(self, inst: Instance) -> str | None:
         """The root-relative path of the file that defines ``inst`` (a script's source, a
         ``.model.json`` ...; the project file for a project root), or ``None``."""
@@ -237,7 +207,7 @@ class ProjectIndex:
 
     def local_player(self) -> Instance:
         """The client's ``Player``, built on first use and after changes: closed in a place
-        project (:mod:`luaguard.checks.runtime_world` decides what its scripts add at run
+        project (:mod:`luaguard.analysis.world` decides what its scripts add at run
         time), open when the ``DataModel`` is (a library, no project file).
 
         Children: ``PlayerGui`` (copy of ``StarterGui``'s children), ``PlayerScripts``
@@ -338,9 +308,9 @@ class ProjectIndex:
                 if r and not r.startswith(("/", "../")) and r != ".." and not re.match(r"^[A-Za-z]:/", r)]
         if not rels:
             return
+        self.generation += 1
         self._local_player = None
         self._mapped_dirs = None
-        self._wally_cache = {}
         if self.kind == "none":
             if any("/" not in r and (r.endswith((".project.json", ".project.jsonc")) or r == "sourcemap.json")
                    for r in rels):
@@ -449,10 +419,10 @@ class ProjectIndex:
         for name in ("project_file", "kind", "root", "datamodel", "file_instances", "problems",
                      "scripts_only", "_builder"):
             setattr(self, name, getattr(fresh, name))
+        self.generation += 1
         self._lazy_services = {}
         self._local_player = None
         self._mapped_dirs = None
-        self._wally_cache = {}
 
     # explicit discovery choices, remembered for rebuilds
     _explicit_project: str | None = field(default=None, repr=False)

@@ -1007,6 +1007,7 @@ class RojoBuilder:
         from_path: Instance | None = None
         path_open: str | None = None
         target_rel: str | None = None
+        missing_path: str | None = None
         if path_value is not None:
             target_rel, refusal = self._resolve_project_path(folder, path_value)
             if refusal is not None:
@@ -1023,6 +1024,7 @@ class RojoBuilder:
                                  "treating the instance as open", "info",
                                  *loc(ptr + ["$path"]))
                     path_open = OPEN_MISSING.format(path=target_rel or ".")
+                    missing_path = target_rel
                 else:
                     is_dir = os.path.isdir(abs_target)
                     from_path = self.snapshot_entry(target_rel, ctx, is_dir, name)
@@ -1079,6 +1081,8 @@ class RojoBuilder:
             inst = Instance(name, final_class)
         if path_open is not None:
             inst.open_reason = path_open
+        if missing_path is not None:
+            inst.missing_path = missing_path
 
         # open-ness ($ignoreUnknownInstances)
         if ignore is True:

@@ -49,6 +49,10 @@ class Instance:
     # of ``StarterGui``, a character's copy of ``StarterCharacterScripts``), the project
     # node it copies; ``None`` for the project's own nodes.
     origin: "Instance | None" = None
+    # ``missing_path``: the project-root-relative ``$path`` the project file gives this node
+    # when it is missing from the checkout (Wally's ``Packages`` before ``wally install``, a
+    # build output); None otherwise.
+    missing_path: str | None = None
 
     def __repr__(self) -> str:
         # Added by the project indexer: the generated repr printed the whole tree (parent

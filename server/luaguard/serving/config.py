@@ -285,7 +285,7 @@ class ServedProject:
             self._signature = signature  # (a failed load is tried again after the next change)
             try:
                 engine = open_engine(self.root, require_index=True)
-                engine.runtime_names.names()  # (read the scripts now, not in a decoding step)
+                engine.snapshot.names()  # (read the scripts now, not in a decoding step)
             except Exception as exc:  # noqa: BLE001 - a broken project must not stop the server
                 self._error = str(exc) or type(exc).__name__
                 if self._engine is not None:

@@ -556,10 +556,23 @@ def _file_nodes(ctx: CallContext, rel: str) -> list[Instance]:
     return list(ctx.project.file_instances.get(rel, ()))
 
 
-def _strict(node: Instance) -> bool:
+def _strict(ctx: CallContext, node: Instance) -> bool:
     """True when a missing child of ``node`` is certainly absent for a tool acting on the
-    project (the node is closed, or open only by Rojo's default ``$ignoreUnknownInstances``)."""
-    return node.open_reason is None or node.open_reason == OPEN_DEFAULT_IGNORE
+    place in Studio (no script runs there yet): the project snapshot says the node is closed
+    (:meth:`~luaguard.analysis.snapshot.Snapshot.open_reason`: a service the engine owns
+    too), or it is open only by Rojo's default ``$ignoreUnknownInstances``."""
+    reason = ctx.engine.snapshot.open_reason(node) if ctx.engine is not None else node.open_reason
+    return reason is None or reason == OPEN_DEFAULT_IGNORE
+
+
+def _linked(ctx: CallContext, node: Instance, name: str) -> bool:
+    """Does a framework or package manager link ``name`` into ``node`` (the snapshot's
+    verdict: Wally's packages before ``wally install``, Nevermore's loader links)?"""
+    if ctx.engine is None:
+        return False
+    from ..analysis.verdict import FRAMEWORK
+
+    return ctx.engine.snapshot.verdict(node, name).kind == FRAMEWORK
 
 
 def _resolve_instance(ctx: CallContext, value: str, fname: str, problems: list[Problem], *,
@@ -578,8 +591,10 @@ def _resolve_instance(ctx: CallContext, value: str, fname: str, problems: list[P
     node, rest = ctx.index.resolve_partial(ref.text)
     if node is not None and not rest:
         return node, True
+    if node is not None and _linked(ctx, node, rest[0]):
+        return None, False  # a package's link: its contents are not known here
     problem = _unknown_instance(ctx, ref, node, rest, fname, scripts=False)
-    if node is not None and not _strict(node):
+    if node is not None and not _strict(ctx, node):
         problem.severity = "warning"
         problem.message += f" It may exist at run time ({node.open_reason}), so this is not an error."
         problems.append(problem)
@@ -1052,6 +1067,7 @@ def lint_as(engine, text: str, node: Instance | None, rel: str | None, shown: st
     ``file`` is ``shown``.  With ``count`` False the engine's stats are left as they were."""
     ctx = engine.make_context(text, None, mode="patch")
     ctx.path = rel or shown
+    ctx.rel = rel
     if overlay is not None and overlay.changed:
         ctx.project = overlay.view
     ctx.scripts = [node] if node is not None else []

@@ -1,7 +1,7 @@
 """What one script does at run time: the instances it creates, clones, renames and moves,
 where it parents them, what it checks for first - read from its parse with the linter's
-resolver (:class:`~luaguard.checks.resolve.Resolver`, which knows the project tree and
-Roblox's indexing rules).  :mod:`.runtime_world` asks these facts where a name may exist.
+resolver (:class:`~.resolve.Resolver`, which knows the project tree and Roblox's indexing
+rules).  :mod:`.world` asks these facts where a name may exist.
 
 The idioms followed are Roblox's (create.roblox.com reference: ``Instance.new(className,
 parent?)``, ``Instance:Clone()``, the ``Name`` and ``Parent`` properties,
@@ -21,6 +21,7 @@ from pathlib import Path
 from ..luau import ast as A
 from ..project.tree import Instance
 from ..text import LineIndex
+from .places import origin
 
 _CHILD_LISTS = frozenset({"GetChildren", "GetDescendants"})
 _ITERATORS = frozenset({"pairs", "ipairs"})
@@ -44,7 +45,7 @@ class Creation:
 
     def may_target(self, node: Instance, loose: bool) -> bool:
         """May the child land in ``node`` (an origin)?  ``loose``: an unknown parent may be
-        ``node`` (see :meth:`RuntimeWorld.verdict`)."""
+        ``node`` (see :meth:`~.world.RuntimeWorld.verdict`)."""
         if self.targets is not None:
             return node in self.targets
         if self.target_name is not None:
@@ -65,16 +66,11 @@ class FileFacts:
     creations: list[Creation] = field(default_factory=list)
     #: the file (``None`` for a text being linted): code that reaches an instance by a
     #: path the resolver cannot follow (a table of modules, a dynamic look-up) still names
-    #: it - :meth:`RuntimeWorld.mentioning` reads the text for the name
+    #: it - :meth:`~.world.RuntimeWorld.mentioning` reads the text for the name
     path: Path | None = None
     moved: dict[int, tuple[Instance, int]] = field(default_factory=dict)
     reach: frozenset[int] = frozenset()
     presence: dict[tuple[int, str], int] = field(default_factory=dict)
-
-
-def origin(node: Instance) -> Instance:
-    """The project node a synthesized copy stands for (the node itself otherwise)."""
-    return node.origin or node
 
 
 class _Handle:
@@ -139,7 +135,7 @@ def _call_name(call: A.ExprCall) -> tuple[str, str] | None:
 
 def extract_facts(chunk, text: str, resolver, rel: str) -> FileFacts:
     """The :class:`FileFacts` of one parsed file.  ``resolver`` is a
-    :class:`~luaguard.checks.resolve.Resolver` for the file that knows no run-time names
+    :class:`~.resolve.Resolver` for the file that knows no run-time names
     (what the project files alone say)."""
     lines = LineIndex(text)
 
@@ -204,12 +200,24 @@ def extract_facts(chunk, text: str, resolver, rel: str) -> FileFacts:
         others.append(h)
         return h
 
+    # locals bound to a ``FindFirstChild`` call (``local x = a:FindFirstChild("N")``, also
+    # ``b and b:FindFirstChild("N")``), and the conditions that may test them
+    found_by: dict[int, A.ExprCall] = {}
+    conditions: list[A.Expr] = []
+
+    def is_found(node) -> bool:
+        return type(node) is A.ExprCall and node.method == "FindFirstChild" and bool(node.args) \
+            and type(node.args[0]) is A.ExprString and node.args[0].value is not None
+
+    def presence(call: A.ExprCall) -> None:
+        for n in value(call.func.obj).nodes:
+            facts.presence.setdefault((id(origin(n)), call.args[0].value), line_of(call.start))
+
     def presence_checks(cond: A.Expr) -> None:
+        conditions.append(cond)
         for node in A.walk(cond):
-            if type(node) is A.ExprCall and node.method == "FindFirstChild" and node.args \
-                    and type(node.args[0]) is A.ExprString and node.args[0].value is not None:
-                for n in value(node.func.obj).nodes:
-                    facts.presence.setdefault((id(origin(n)), node.args[0].value), line_of(node.start))
+            if is_found(node):
+                presence(node)
 
     def children_sources(e: A.Expr) -> tuple[Instance, ...] | None:
         """``x:GetChildren()`` (or ``pairs``/``ipairs`` of it): the instances a loop over
@@ -248,6 +256,9 @@ def extract_facts(chunk, text: str, resolver, rel: str) -> FileFacts:
                 fn_keys.setdefault(id(node.func), []).append(key)
         elif t is A.StatLocal:
             for var, val in zip(node.vars, node.values):
+                probe = val.right if type(val) is A.ExprBinary and val.op == "and" else val
+                if is_found(probe):
+                    found_by[id(var)] = probe
                 if type(val) is A.ExprCall:
                     h = call_handle(val)
                     if h is not None:
@@ -256,6 +267,8 @@ def extract_facts(chunk, text: str, resolver, rel: str) -> FileFacts:
                     fn_keys.setdefault(id(val), []).append(("local", id(var)))
         elif t is A.StatAssign:
             for target, val in zip(node.targets, node.values):
+                if type(target) is A.ExprLocal and is_found(val):
+                    found_by[id(target.local)] = val
                 if type(target) is A.ExprIndexName and target.op == "." and target.name not in ("Name", "Parent"):
                     fields.setdefault(target.name, []).append(val)
                 if type(target) is A.ExprIndexName and target.op == "." and target.name in ("Name", "Parent"):
@@ -270,8 +283,8 @@ def extract_facts(chunk, text: str, resolver, rel: str) -> FileFacts:
                 src = children_sources(node.values[0])
                 if src is not None:
                     by_local[id(node.vars[1])] = _Handle("children", line_of(node.start), src)
-        elif t is A.StatIf:
-            presence_checks(node.condition)
+        elif t is A.StatIf or t is A.StatWhile or t is A.StatRepeat:
+            presence_checks(node.condition)  # (a loop that waits until the child is there too)
         elif t is A.ExprBinary:
             if node.op == "and":
                 presence_checks(node.left)
@@ -285,6 +298,13 @@ def extract_facts(chunk, text: str, resolver, rel: str) -> FileFacts:
                 h.names.append(name.value if type(name) is A.ExprString else None)
                 h.parents.append((parent, line_of(parent.start)))
                 others.append(h)
+
+    if found_by:
+        # `local x = a:FindFirstChild("N")` ... `if x then`: the code copes with N's absence
+        for cond in conditions:
+            for node in A.walk(cond):
+                if type(node) is A.ExprLocal and id(node.local) in found_by:
+                    presence(found_by.pop(id(node.local)))
 
     def targets_of(e: A.Expr, depth: int = 0):
         """Origins of the nodes ``e`` is, ``"fresh"`` for an instance the code made, else
@@ -353,7 +373,7 @@ def extract_facts(chunk, text: str, resolver, rel: str) -> FileFacts:
     for node in chunk.lookups:
         value(node)
     reach: set[int] = set()
-    for v in list(resolver._memo.values()) + list(resolver._locals.values()):
+    for v in resolver.evaluated():
         for n in v.nodes:
             reach.add(id(origin(n)))
     for n in children_of:
@@ -361,6 +381,10 @@ def extract_facts(chunk, text: str, resolver, rel: str) -> FileFacts:
     dm = resolver.project.datamodel
     reach.discard(id(dm))
     facts.reach = frozenset(reach)
+    # (the nested functions refer to one another through closure cells: clearing the cells
+    # frees them by reference counting, with no cycle left for the garbage collector)
+    line_of = call_handle = handle_for = is_found = presence = presence_checks = None  # type: ignore[assignment]
+    children_sources = targets_of = None  # type: ignore[assignment]
     return facts
 
 

@@ -5,29 +5,31 @@ project determines the container's contents (an error is a claim of certainty).
 Roblox's run-time behaviour (create.roblox.com: ``Player``, ``StarterGui``,
 ``StarterPack``, ``StarterPlayerScripts``, ``StarterCharacterScripts``, the R6 and R15
 character rigs; the ``Instance.new``, ``Instance:Clone`` and ``Instance.Parent`` reference
-pages) and what the scripts do (:mod:`.runtime_facts`) decide a lookup's
-:class:`Verdict` for a closed container without that child:
+pages) and what the scripts do (:mod:`.facts`) decide a lookup's :class:`Found` for a
+closed container without that child (the snapshot turns it into a
+:class:`~.verdict.Verdict`):
 
 * ``created`` (no finding): a script creates that very name there - parented to the
   container (or to a clone of it: code inside a template runs in its clones), to an
   instance of the container's name (``x.Parent = self.gui.Frame``), or to a value the code
   cannot tell (a parameter) when the code evaluates or names the container, or the
-  container exists only at run time (:func:`runtime_container`: a player and the
+  container exists only at run time (:meth:`~.places.Places.runtime_container`: a player and the
   containers Roblox gives it, a character, a template's clone site).  Under those run-time
-  containers any name of the pool (:mod:`.runtime_names`) counts: UI libraries create
+  containers any name of the pool (:mod:`.scans`) counts: UI libraries create
   children in ways no pattern follows;
-* ``maybe`` (at most ``likely_unknown_instance``, with the evidence): a template script
-  (code clones it and may give the clone children); the linted file checks for the child
-  with ``FindFirstChild`` first; a part Roblox gives every character, looked up from a
-  script's parent; code parents instances *named at run time* there (``.Name =
-  expression``, a clone of an instance it cannot tell); code clones or moves the linted
-  script's ancestors elsewhere; any script parents instances, under a run-time container;
-  code loaded by asset id (``require(123)``) may create any child of a service;
+* ``maybe`` (the child may exist: a warning or hint at most, with the evidence): a
+  template script (code clones it and may give the clone children); code parents
+  instances *named at run time* there (``.Name = expression``, a clone of an instance it
+  cannot tell); code clones or moves the linted script's ancestors elsewhere; any script
+  parents instances, under a run-time container; code loaded by asset id
+  (``require(123)``) may create any child of a service.  ``handled`` (nothing to report)
+  where the linted file checks for the child with ``FindFirstChild`` first, or the name is
+  a part Roblox gives every character, looked up from a script's parent;
 * ``None``: nothing may create it - an ``unknown_instance`` error.
 
 Files are parsed lazily, once per project: only those that may matter for a given lookup
 (with the child's name where a name is given, or naming the container, or standing beside
-it).  The guard reads the same verdicts (:meth:`RuntimeWorld.names_under`,
+it).  The guard reads the same answers (:meth:`RuntimeWorld.names_under`,
 :meth:`RuntimeWorld.maybe_names`), so it accepts exactly what the linter accepts.
 """
 
@@ -38,18 +40,28 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..project.tree import Instance
-from .runtime_facts import FileFacts, extract_facts, origin
+from .facts import FileFacts, extract_facts
+from .places import CHARACTER_PARTS, origin, runs_in_place
+from .resolve import Resolver, TreeJudge
+from .scans import created_names
 
 CREATED = "created"
 MAYBE = "maybe"
 
+
 @dataclass(frozen=True, slots=True)
-class Verdict:
+class Found:
     """``status`` is :data:`CREATED` or :data:`MAYBE`; ``evidence`` says why, for the
-    message (``"created at run time by src/server/Data.server.luau:12"``)."""
+    message (``"src/server/Data.server.luau:12 creates it at run time (Instance.new)"``);
+    ``handled``: the code copes with the child's absence or Roblox provides it (nothing to
+    report); ``named_at_run_time`` (see below)."""
 
     status: str
     evidence: str
+    handled: bool = False
+    #: the container stays where it is and only code that names instances at run time (by
+    #: expressions) may add children: a name no script spells is unlikely there
+    named_at_run_time: bool = False
 
 
 class OwnFacts:
@@ -61,8 +73,6 @@ class OwnFacts:
     __slots__ = ("names", "path", "scripts", "_text", "_chunk", "_facts")
 
     def __init__(self, text: str, path: Path | None, scripts, names=None, chunk=None) -> None:
-        from .runtime_names import created_names
-
         self._text = text
         self.path = path
         self.scripts = list(scripts)
@@ -79,11 +89,13 @@ class OwnFacts:
 
 class RuntimeWorld:
     """Answers "may code create this child here?" for one project (see the module
-    docstring), from :class:`~.runtime_names.RuntimeNames`' scans and the facts of the
-    files they point at (parsed lazily, cached until the file changes)."""
+    docstring), from the snapshot's text scans (:class:`~.scans.ProjectScans`) and the
+    facts of the files they point at (parsed lazily, kept until the file changes).
+    ``snapshot`` is the :class:`~.snapshot.Snapshot` that owns this world."""
 
-    def __init__(self, names) -> None:
-        self._names = names
+    def __init__(self, snapshot) -> None:
+        self._snapshot = snapshot
+        self._names = snapshot.scans
         self._facts: dict[Path, FileFacts | None] = {}
         self._version = -1
         self._by_name: dict[str, list[Path]] = {}
@@ -92,8 +104,8 @@ class RuntimeWorld:
         self._texts: dict[Path, str] = {}
         self._text_bytes = 0
         self._creators: list[Path] = []
-        self._verdicts: dict[tuple, Verdict | None] = {}
-        self._maybes: dict[int, Verdict | None] = {}
+        self._verdicts: dict[tuple, Found | None] = {}
+        self._maybes: dict[int, Found | None] = {}
         self._under: dict[tuple, frozenset[str]] = {}
         self._near: dict[int, list[Path]] = {}
 
@@ -126,7 +138,7 @@ class RuntimeWorld:
         self._version = self._names.version
 
     def _project(self):
-        return self._names.project()
+        return self._snapshot.project
 
     def _rel(self, path: Path | None) -> str:
         project = self._project()
@@ -193,8 +205,6 @@ class RuntimeWorld:
         project = self._project()
         if project is None:
             return None
-        from .resolve import Resolver
-
         if chunk is None:
             from ..luau.lexer import tokenize
             from ..luau.parser import parse
@@ -203,7 +213,8 @@ class RuntimeWorld:
                 chunk = parse(text, tokenize(text))
             except RecursionError:  # pragma: no cover - the parser has its own depth limit
                 return None
-        resolver = Resolver(project, list(scripts), frozenset(), project.api)
+        resolver = Resolver(project, list(scripts), TreeJudge(project, self._snapshot.places), project.api)
+        resolver.declare_types(chunk.type_names)
         try:
             facts = extract_facts(chunk, text, resolver, self._rel(path))
         except RecursionError:  # pragma: no cover - deeply nested expressions
@@ -242,7 +253,7 @@ class RuntimeWorld:
         self._near[id(node)] = out
         return out
 
-    def verdict(self, node: Instance, name: str, own: OwnFacts | None = None) -> Verdict | None:
+    def verdict(self, node: Instance, name: str, own: OwnFacts | None = None) -> Found | None:
         """May ``name`` be a child of ``node`` (a closed node without that child in the
         project) at run time?  See the module docstring; ``own``: the linted text's facts
         (they replace the file's on disk).  ``created`` beats ``maybe``; cheap checks first:
@@ -251,15 +262,14 @@ class RuntimeWorld:
         if project is None:
             return None
         self._sync()
+        places = self._snapshot.places
         ox = origin(node)
-        runtime = runtime_container(project, node)
+        runtime = places.runtime_container(node)
         # a template script: code clones it, and may give the clone children
-        from .resolve import runs_in_place, runtime_node
-
         if ox.class_name in ("Script", "LocalScript") and project.root is project.datamodel \
-                and not runs_in_place(runtime_node(project, ox)):
+                and not runs_in_place(places.runtime_node(ox)):
             how = "is disabled" if ox.disabled else "does not run where it stands"
-            return Verdict(MAYBE, f"{ox.path} {how}: a template that code clones, and may give children")
+            return Found(MAYBE, f"{ox.path} {how}: a template that code clones, and may give children")
         key = (id(node), name)
         created = self._verdicts.get(key, False)
         if created is False:
@@ -274,10 +284,11 @@ class RuntimeWorld:
                 return got
             f = own.facts(self)
             if f is not None and (id(ox), name) in f.presence:
-                return Verdict(MAYBE, f"the code checks for it with FindFirstChild first (line {f.presence[(id(ox), name)]})")
-            if name in CHARACTER_PARTS and _script_ancestor(project, node, own):
-                return Verdict(MAYBE, f"Roblox creates '{name}' in every character; a script looking it up from its "
-                                      "parent runs in a character (a template cloned into one)")
+                return Found(MAYBE, f"the code checks for it with FindFirstChild first (line {f.presence[(id(ox), name)]})",
+                             handled=True)
+            if name in CHARACTER_PARTS and _script_ancestor(places, node, own):
+                return Found(MAYBE, f"Roblox creates '{name}' in every character; a script looking it up from its "
+                                    "parent runs in a character (a template cloned into one)", handled=True)
         maybe = self._maybes.get(id(node), False)
         if maybe is False:
             maybe = self._maybes[id(node)] = self._maybe(project, node, ox, runtime, None)
@@ -287,25 +298,25 @@ class RuntimeWorld:
             return self._maybe(project, node, ox, runtime, own)
         return None
 
-    def _created(self, project, ox: Instance, name: str, runtime: bool, own: OwnFacts | None) -> Verdict | None:
+    def _created(self, project, ox: Instance, name: str, runtime: bool, own: OwnFacts | None) -> Found | None:
         """Code creates this very name there: the project's scripts (``own`` ``None``) or
         the linted text (``own``)."""
         if own is None:
             if runtime and name in self._names.pool():
-                return Verdict(CREATED, "a script names it, and scripts add children here at run time")
+                return Found(CREATED, "a script names it, and scripts add children here at run time")
             files = self._files(sorted(self.naming_files(name)))
         else:
             if runtime and name in own.names:
-                return Verdict(CREATED, "a script names it, and scripts add children here at run time")
+                return Found(CREATED, "a script names it, and scripts add children here at run time")
             f = own.facts(self)
             files = [f] if f is not None else []
         for f in files:
             for c in f.creations:
                 if c.name == name and c.may_target(ox, runtime or self._reaches(f, ox)):
-                    return Verdict(CREATED, f"{f.rel}:{c.line} creates it at run time ({c.how})")
+                    return Found(CREATED, f"{f.rel}:{c.line} creates it at run time ({c.how})")
         return None
 
-    def _maybe(self, project, node: Instance, ox: Instance, runtime: bool, own: OwnFacts | None) -> Verdict | None:
+    def _maybe(self, project, node: Instance, ox: Instance, runtime: bool, own: OwnFacts | None) -> Found | None:
         """Code may create any name there: the project's scripts (``own`` ``None``), or the
         linted text (``own``)."""
         if own is not None:
@@ -322,8 +333,8 @@ class RuntimeWorld:
             for path in self._creators:
                 scan = scans.get(path)
                 if scan is not None and scan.parent_line:
-                    return Verdict(MAYBE, f"scripts add children to players at run time "
-                                          f"(e.g. {self._rel(path)}:{scan.parent_line})")
+                    return Found(MAYBE, f"scripts add children to players at run time "
+                                        f"(e.g. {self._rel(path)}:{scan.parent_line})", named_at_run_time=True)
         # code loaded by asset id may create anything under the services
         for path, scan in scans.items():
             if not scan.assets:
@@ -331,7 +342,7 @@ class RuntimeWorld:
             loaders = project.instances_for_file(path)
             if ox.parent is project.datamodel or any(ox is a or any(ox is b for b in a.ancestors()) for a in loaders):
                 line, asset = scan.assets[0]
-                return Verdict(MAYBE, f"{self._rel(path)}:{line} loads code by asset id ({asset}), which may create it")
+                return Found(MAYBE, f"{self._rel(path)}:{line} loads code by asset id ({asset}), which may create it")
         # the code that may evaluate a parent expression to the container: code naming it
         # (or an alias of it), and scripts beside or below it (``script.Parent``); a service
         # is named by nearly every script - there, only code that names it where it parents
@@ -347,21 +358,20 @@ class RuntimeWorld:
         return None
 
     @staticmethod
-    def _named_at_run_time(f: FileFacts, ox: Instance, runtime: bool) -> Verdict | None:
+    def _named_at_run_time(f: FileFacts, ox: Instance, runtime: bool) -> Found | None:
         for c in f.creations:
             # (an unknown parent, with an unknown name: only a run-time container)
             if c.name is None and c.may_target(ox, runtime):
-                return Verdict(MAYBE, f"{f.rel}:{c.line} parents instances named at run time here")
+                return Found(MAYBE, f"{f.rel}:{c.line} parents instances named at run time here",
+                             named_at_run_time=True)
         return None
 
-    def _moved_chain(self, project, node: Instance, own: OwnFacts) -> Verdict | None:
+    def _moved_chain(self, project, node: Instance, own: OwnFacts) -> Found | None:
         """``node`` is an ancestor of the linted script and code clones or moves a node
         between them elsewhere: ``node`` is not the script's ancestor at run time."""
-        from .resolve import runtime_node
-
         for script in own.scripts:
             chain: list[Instance] = []
-            cur: Instance | None = runtime_node(project, script)
+            cur: Instance | None = self._snapshot.places.runtime_node(script)
             while cur is not None and cur is not node:
                 chain.append(cur)
                 cur = cur.parent
@@ -375,7 +385,7 @@ class RuntimeWorld:
                 for f in self._files(sorted(paths)):
                     hit = f.moved.get(id(on))
                     if hit is not None:
-                        return Verdict(MAYBE, f"{f.rel}:{hit[1]} clones or moves {on.path} elsewhere at run time")
+                        return Found(MAYBE, f"{f.rel}:{hit[1]} clones or moves {on.path} elsewhere at run time")
         return None
 
     def _reaches(self, f: FileFacts, node: Instance) -> bool:
@@ -400,7 +410,7 @@ class RuntimeWorld:
         ox = origin(node)
         if f is not None:
             out.update(name for (nid, name) in f.presence if nid == id(ox))
-        if _script_ancestor(project, node, own):
+        if _script_ancestor(self._snapshot.places, node, own):
             out.update(CHARACTER_PARTS)
         return frozenset(out)
 
@@ -413,7 +423,7 @@ class RuntimeWorld:
             return frozenset()
         self._sync()
         ox = origin(node)
-        runtime = runtime_container(project, node)
+        runtime = self._snapshot.places.runtime_container(node)
         got = self._under.get(id(node))
         if got is None:
             out: set[str] = set()
@@ -436,18 +446,6 @@ class RuntimeWorld:
         if runtime:
             extra.update(own.names)
         return got | extra if extra else got
-
-
-#: what Roblox puts into every player character (create.roblox.com, "Characters"; the R6
-#: and R15 rigs): the ``Humanoid``, its root part and body parts, the default ``Animate``
-#: and ``Health`` scripts
-CHARACTER_PARTS = frozenset({
-    "Humanoid", "HumanoidRootPart", "Head", "Animate", "Health", "Body Colors",
-    "Torso", "Left Arm", "Right Arm", "Left Leg", "Right Leg",
-    "UpperTorso", "LowerTorso", "LeftUpperArm", "LeftLowerArm", "LeftHand", "RightUpperArm",
-    "RightLowerArm", "RightHand", "LeftUpperLeg", "LeftLowerLeg", "LeftFoot", "RightUpperLeg",
-    "RightLowerLeg", "RightFoot",
-})
 
 
 def _naming_pattern(name: str):
@@ -474,12 +472,10 @@ def _parenting_pattern(name: str):
     return re.compile(rf"""^[^\n]*(?:\bParent\s*=(?!=)|Instance\.new\s*\()[^\n]*\b{q}\b""", re.M)
 
 
-def _script_ancestor(project, node: Instance, own: OwnFacts) -> bool:
+def _script_ancestor(places, node: Instance, own: OwnFacts) -> bool:
     """Is ``node`` an ancestor of the linted script (where the script runs)?"""
-    from .resolve import runtime_node
-
     for script in own.scripts:
-        cur = runtime_node(project, script).parent
+        cur = places.runtime_node(script).parent
         while cur is not None:
             if cur is node:
                 return True
@@ -493,22 +489,3 @@ def _mention_pattern(name: str):
     if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
         return re.compile(rf"(?<![A-Za-z0-9_]){q}(?![A-Za-z0-9_])")
     return re.compile(rf"""(["']){q}\1""")
-
-
-def runtime_container(project, node: Instance) -> bool:
-    """Is ``node`` a container that exists only at run time, where scripts put instances
-    they cannot name a project path for: the local player and the containers Roblox gives
-    it (``PlayerGui``, ``Backpack``, ``PlayerScripts``, ``StarterGear``), a character and
-    what it holds, a template's clone site?  (What the player's containers copy from
-    ``StarterGui`` and ``StarterPlayerScripts`` is as closed as the original.)"""
-    from .resolve import _CHARACTER_REASON
-
-    player = project.local_player()
-    if node is player or node.parent is player:
-        return True
-    cur: Instance | None = node
-    while cur is not None:
-        if cur.open_reason == _CHARACTER_REASON or cur.class_name == "<template site>":
-            return True
-        cur = cur.parent
-    return False

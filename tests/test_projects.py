@@ -141,6 +141,19 @@ def test_a_name_that_exists_in_one_place_is_not_hallucinated(repo: Path):
     assert projects.stats["unknown_instance"] == 2  # counted once, not once per project
 
 
+def test_a_clean_file_is_linted_once(repo: Path, monkeypatch):
+    from luaguard.engine import Engine
+
+    projects = loaded(repo)
+    game, test = projects.engines_for(repo / NET)
+    calls = []
+    monkeypatch.setattr(test, "analyse", lambda *a, **k: calls.append(a[0]) or Engine.analyse(test, *a, **k))
+    assert projects.lint_text("return 1\n", repo / NET) == []
+    assert calls == []  # nothing under the game: nothing the test place could confirm
+    assert len(projects.lint_text("return script.Parent.Confg\n", repo / NET)) == 1
+    assert calls == ["return script.Parent.Confg\n"]
+
+
 def test_an_error_in_one_place_and_a_near_miss_in_the_other_is_a_warning(tmp_path: Path):
     # the test place keeps Remotes open (only Hit is known there): 'Hitt' may exist at run time
     root = several_projects(tmp_path, {"test.project.json": rojo_project({

@@ -27,7 +27,9 @@ The rule:
    that exists in one place that runs the script is not hallucinated; a package build (a
    library or plugin mapped as a ``ModuleScript`` or ``Folder``, inserted into places the
    repository does not show) leaves names outside the package unknown, so they are never
-   errors in its files.  ``internal_error`` findings of any judge are kept.
+   errors in its files.  The lints stop at the first judge that finds nothing (nothing can
+   then be reported), so a clean file costs one lint; ``internal_error`` findings of every
+   judge linted are kept.
 """
 
 from __future__ import annotations
@@ -103,6 +105,19 @@ def merge_findings(per_judge: Sequence[list[Finding]]) -> list[Finding]:
                 seen.add((f.range.start, f.message))
                 out.append(f)
     return out
+
+
+def _until_clean(judges: list[Engine], lint, findings_of) -> list:
+    """``lint(engine)`` for each judge in turn, up to the first whose findings
+    (``findings_of(result)``) hold nothing but ``internal_error``: the merge of the results
+    can hold nothing more (rule 3)."""
+    results = []
+    for engine in judges:
+        result = lint(engine)
+        results.append(result)
+        if all(f.rule == INTERNAL_ERROR for f in findings_of(result)):
+            break
+    return results
 
 
 class ProjectSet:
@@ -249,7 +264,7 @@ class ProjectSet:
         judges = self.engines_for(path)
         if len(judges) == 1:
             return judges[0].analyse(text, path, mode=mode, count=count)
-        results = [e.analyse(text, path, mode=mode, count=False) for e in judges]
+        results = _until_clean(judges, lambda e: e.analyse(text, path, mode=mode, count=False), lambda r: r.findings)
         merged = merge_findings([r.findings for r in results])
         self._count(merged, count)
         return Analysis(merged, all(r.parses for r in results))
@@ -266,7 +281,7 @@ class ProjectSet:
         judges = self.engines_for(path)
         if len(judges) == 1:
             return judges[0].lint_bytes(data, path, count=count)
-        merged = merge_findings([e.lint_bytes(data, path, count=False) for e in judges])
+        merged = merge_findings(_until_clean(judges, lambda e: e.lint_bytes(data, path, count=False), lambda r: r))
         self._count(merged, count)
         return merged
 

@@ -44,7 +44,7 @@ from .config import Settings
 from .engine import INTERNAL_ERROR, LUAU_SUFFIXES, Analysis, Engine
 from .findings import Finding
 
-__all__ = ["NAME_RULES", "ProjectSet", "merge_findings"]
+__all__ = ["NAME_RULES", "ProjectSet", "merge_findings", "open_projects"]
 
 #: Rules that judge one name against a project's instance tree: the same name may get one
 #: of them in one project and another in the next (a missing child under a closed node, a

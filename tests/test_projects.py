@@ -79,6 +79,17 @@ def test_each_file_is_judged_by_the_projects_that_map_it(repo: Path):
     assert plugin.plugin_project and not projects.primary.plugin_project
 
 
+def test_an_open_buffer_reaches_the_run_time_names_of_the_projects_that_run_it(repo: Path, monkeypatch):
+    projects = loaded(repo)
+    seen = []
+    for e in projects.engines:
+        name = e.project.project_file.relative_to(repo).as_posix()
+        monkeypatch.setattr(e.runtime_names, "set_text", lambda path, text, name=name: seen.append(name))
+    projects.set_text(repo / "plugin/src/init.server.luau", "return 1\n")
+    # the root's project reads every file under the root, as before; the test place does not run the plugin
+    assert seen == ["default.project.json", "plugin/default.project.json"]
+
+
 def test_a_configured_project_file_pins_one_project(repo: Path):
     projects = loaded(repo, Settings(project_file="test.project.json"))
     assert projects.others == []

@@ -299,28 +299,41 @@ class ProjectSet:
                 self.stats[f.rule] += 1
 
     # -- keeping up with edits and the disk (the language server) ---------------------
+    def _runs(self, engine: Engine, rel: str) -> bool:
+        """Do the run-time names of ``engine``'s project read the file ``rel``: the primary's
+        every file under the root (as before), another's the files it maps."""
+        if engine is self.primary:
+            return True
+        project = engine.project
+        return project is not None and project.maps_path(rel)
+
     def set_text(self, path: Path, text: str | None) -> None:
         """An open buffer's text (``None``: closed, the disk counts again) for the run-time
-        names of every project (:meth:`RuntimeNames.set_text
-        <luaguard.checks.runtime_names.RuntimeNames.set_text>`)."""
+        names (:meth:`RuntimeNames.set_text
+        <luaguard.checks.runtime_names.RuntimeNames.set_text>`) of the primary project and
+        of the others that map it."""
+        rel = self.relpath(path)
         for engine in self.engines:
-            if engine.root is not None and engine.relpath(path) is not None:
+            if engine.root is not None and rel is not None and self._runs(engine, rel):
                 engine.runtime_names.set_text(path, text)
 
     def apply_file_changes(self, changed: Sequence[str], deleted: Sequence[str]) -> bool:
         """Files created/changed/deleted on disk (root-relative POSIX paths): every
-        project's index and run-time names follow.  False when no project has an index."""
+        project's index follows, and the run-time names of those that read the file.
+        False when no project has an index."""
         updated = False
         for engine in self.engines:
             if engine.root is None:
                 continue
-            for rel in (*changed, *deleted):
-                if rel.endswith(LUAU_SUFFIXES):
-                    engine.runtime_names.file_changed(engine.root / rel)
+            scripts = [rel for rel in (*changed, *deleted) if rel.endswith(LUAU_SUFFIXES)]
+            read_before = {rel for rel in scripts if self._runs(engine, rel)}
             project = engine.project
             if project is not None:
                 project.apply_file_changes(changed, deleted)
                 updated = True
+            for rel in scripts:
+                if rel in read_before or self._runs(engine, rel):
+                    engine.runtime_names.file_changed(engine.root / rel)
         return updated
 
 

@@ -8,7 +8,9 @@ when ``luau-compile --null FILE`` accepts it.  Each file is linted as ``luaguard
 run at its repository's root would lint it: the project root found from there
 (``luaguard.toml``, ``*.project.json`` or ``sourcemap.json``) and its settings, every
 project file under it (:mod:`luaguard.projects`), the file judged under the projects that
-map it (outside all of them: the root's own project).
+map it (outside all of them: the root's own project).  A folder with its own
+``luaguard.toml`` (the manifest's ``luaguard_toml``: globals a test harness defines for the
+code in it) is checked as ``luaguard check`` run there would: as its own root.
 
 Printed first, (p): how many valid files each number of projects judges.
 
@@ -140,16 +142,25 @@ def repo_dir(path: Path) -> Path:
 def projects_for(path: Path):
     """The :class:`~luaguard.projects.ProjectSet` ``luaguard check .`` at the root of the
     repository holding ``path`` lints with (the project root found from that folder, every
-    project file under it)."""
+    project file under it); in a folder with its own ``luaguard.toml``, ``luaguard check .``
+    run in that folder."""
+    from luaguard.config import CONFIG_FILE
     from luaguard.engine import Engine
     from luaguard.projects import ProjectSet
     from luaguard.workspace import find_project_root, read_project_settings
 
     repo = repo_dir(path)
-    projects = _PROJECTS.get(repo)
+    start = repo
+    for d in Path(path).parents:
+        if d == repo or repo not in d.parents:
+            break
+        if (d / CONFIG_FILE).is_file():
+            start = d
+            break
+    projects = _PROJECTS.get(start)
     if projects is None:
-        root = find_project_root(repo)
-        projects = _PROJECTS[repo] = ProjectSet(primary=Engine(root, read_project_settings(root).settings))
+        root = find_project_root(start)
+        projects = _PROJECTS[start] = ProjectSet(primary=Engine(root, read_project_settings(root).settings))
         projects.load_others()
     return projects
 

@@ -124,6 +124,21 @@ def test_merge_keeps_what_every_judge_reports_at_the_lowest_severity():
     assert merge_findings([[_finding("unknown_class", Severity.ERROR)], [_finding("unknown_service", Severity.ERROR)]]) == []
 
 
+def test_merge_needs_every_place_and_a_package_build_only_lowers_to_a_warning():
+    err = _finding("unknown_instance", Severity.ERROR, fix="Signal", safe=True)
+    [f] = merge_findings([[err], []], places=[True, False], names=["test.project.json", "default.project.json"])
+    assert (f.severity, f.fix.safe) == (Severity.WARNING, False)
+    assert f.message.endswith("(a warning, not an error: default.project.json also maps this file, into places "
+                              "the repository does not show)")
+    [f] = merge_findings([[err], [err]], places=[True, False])  # the package build confirms it
+    assert (f.severity, f.fix.safe) == (Severity.ERROR, True)
+    assert merge_findings([[], [err]], places=[True, False]) == []  # a place accepts the name
+    assert merge_findings([[err], []], places=[False, False]) == []  # package builds only: each one counts
+    hint = _finding("likely_unknown_instance", Severity.HINT)
+    [f] = merge_findings([[hint], []], places=[True, False])
+    assert f.severity is Severity.HINT and f.message == hint.message
+
+
 def test_merge_keeps_a_safe_fix_only_when_every_judge_offers_it():
     a = _finding("unknown_instance", Severity.ERROR, fix="Config", safe=True)
     b = _finding("unknown_instance", Severity.ERROR, fix="Config", safe=True)
@@ -176,6 +191,34 @@ def test_an_error_in_one_place_and_a_near_miss_in_the_other_is_a_warning(tmp_pat
     assert [f.severity for f in projects.primary.lint_text(text, root / NET)] == [Severity.ERROR]
     [f] = projects.lint_text(text, root / NET)
     assert (f.rule, f.severity, f.fix is None or not f.fix.safe) == ("likely_unknown_instance", Severity.WARNING, True)
+
+
+LIBRARY = {
+    # a library's package build (its src as one ModuleScript) and the place its tests run in
+    "default.project.json": json.dumps({"name": "Lib", "tree": {"$path": "src"}}),
+    "test.project.json": rojo_project({"ReplicatedStorage": {"$ignoreUnknownInstances": False,
+                                                             "Lib": {"$path": "src"}}}),
+    "src/init.luau": "return require(script.Util)\n",
+    "src/Util.luau": "return {}\n",
+}
+
+
+def test_a_package_build_makes_a_name_outside_the_package_a_warning(tmp_path: Path):
+    from project_files import write_files
+
+    write_files(tmp_path, LIBRARY)
+    projects = loaded(tmp_path)
+    assert judges(projects, "src/Util.luau") == ["default.project.json", "test.project.json"]
+    # Signal: missing where the tests run, unknown where the library is inserted (a Wally
+    # sibling, say); Utl: missing inside the package, wherever it goes
+    text = "local Signal = require(script.Parent.Parent.Signal)\nlocal U = script.Parent.Utl\nreturn Signal, U\n"
+    signal, utl = projects.lint_text(text, tmp_path / "src/Util.luau")
+    assert (signal.severity, signal.fix) == (Severity.WARNING, None)
+    assert "default.project.json also maps this file" in signal.message
+    assert (utl.severity, utl.fix.new_text, utl.fix.safe) == (Severity.ERROR, "Util", True)
+    # the package build finds nothing here: that alone does not clear what the place finds
+    [f] = projects.lint_text("return script.Parent.Parent.Signal\n", tmp_path / "src/Util.luau")
+    assert f.severity is Severity.WARNING
 
 
 # -- front ends --------------------------------------------------------------------------------

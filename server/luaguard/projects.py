@@ -19,17 +19,21 @@ The rule:
 2. **Judges of a file**: the projects whose instance tree holds it - a file they map, or a
    file (existing or not) inside a folder they sync, by Rojo's rules.  A file that no
    project maps is judged as before, by the primary project alone.
-3. **One verdict**: the file is linted under each judge.  A finding is reported when every
-   judge reports it - the same rule (for a name looked up in the instance tree:
-   ``unknown_instance``, ``likely_unknown_instance`` or ``unknown_member``) at the same
-   place - once, at the lowest severity a judge gives it, with that judge's message and
-   suggestions; its fix is safe only when every judge offers the same safe fix.  A name
-   that exists in one place that runs the script is not hallucinated; a package build (a
-   library or plugin mapped as a ``ModuleScript`` or ``Folder``, inserted into places the
-   repository does not show) leaves names outside the package unknown, so they are never
-   errors in its files.  The lints stop at the first judge that finds nothing (nothing can
-   then be reported), so a clean file costs one lint; ``internal_error`` findings of every
-   judge linted are kept.
+3. **One verdict**: the file is linted under each judge.  The judges are *places* (a tree
+   rooted at a ``DataModel``: a game, a test or dev place) and *package builds* (a library
+   or plugin mapped as one ``ModuleScript`` or ``Folder``, inserted into places the
+   repository does not show).  A finding is reported once, when **every place** among the
+   judges reports it (with no place among them: every package build) - the same rule at
+   the same place in the text; for a name looked up in the instance tree,
+   ``unknown_instance``, ``likely_unknown_instance`` and ``unknown_member`` count as one -
+   at the lowest severity a judge gives it, with that judge's message and suggestions.  A
+   package build that maps the file and does not report it makes it **at most a warning**
+   (the places the package is inserted into may hold the name).  Its fix is safe only when
+   every judge offers the same safe fix.  So a name that exists in one place that runs the
+   script is not hallucinated, and a name every place lacks stays flagged, an error only
+   where no package build ships the file elsewhere.  The lints stop at the first place (or,
+   with none, package build) that finds nothing, so a clean file costs one lint;
+   ``internal_error`` findings of every judge linted are kept.
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ from typing import Iterable, Sequence
 
 from .config import Settings
 from .engine import INTERNAL_ERROR, LUAU_SUFFIXES, Analysis, Engine
-from .findings import Finding
+from .findings import Finding, Severity
 
 __all__ = ["NAME_RULES", "ProjectSet", "merge_findings", "open_projects"]
 
@@ -69,37 +73,56 @@ def _weakest(candidates: list[Finding]) -> Finding:
     return chosen
 
 
-def merge_findings(per_judge: Sequence[list[Finding]]) -> list[Finding]:
+def merge_findings(per_judge: Sequence[list[Finding]], places: Sequence[bool] | None = None,
+                   names: Sequence[str] | None = None) -> list[Finding]:
     """One list of findings from the lints of one text under several projects (rule 3 of
-    the module docstring), in the order of the first list (each list as an engine sorts
-    it); ``internal_error`` findings of every judge are kept.  One list: returned as is."""
+    the module docstring).  ``places[i]``: judge ``i`` is a place (default: every judge
+    counts as one); ``names[i]``: its project file, for the message of a finding a package
+    build did not confirm.  In the order of the first place's list (each list as an engine
+    sorts it); ``internal_error`` findings of every judge are kept.  One list: returned as
+    is.  The inputs are left unchanged."""
     if not per_judge:
         return []
-    first, rest = per_judge[0], per_judge[1:]
-    if not rest:
-        return list(first)
+    n = len(per_judge)
+    if n == 1:
+        return list(per_judge[0])
+    flags = list(places) if places is not None else [True] * n
+    if not any(flags):
+        flags = [True] * n  # package builds only: each one is required
+    required = [i for i in range(n) if flags[i]]
+    optional = [i for i in range(n) if not flags[i]]
     pools: list[dict[tuple, list[Finding]]] = []
-    for found in rest:
+    for found in per_judge:
         pool: dict[tuple, list[Finding]] = {}
         for f in found:
             pool.setdefault(_key(f), []).append(f)
         pools.append(pool)
     out: list[Finding] = []
-    for f in first:
+    for f in per_judge[required[0]]:
         if f.rule == INTERNAL_ERROR:
             out.append(f)
             continue
         key = _key(f)
         matches = [f]
-        for pool in pools:
-            same = pool.get(key)
+        for i in required[1:]:
+            same = pools[i].get(key)
             if not same:
                 break
             matches.append(same.pop(0))
         else:
-            out.append(_weakest(matches))
+            silent = []
+            for i in optional:
+                same = pools[i].get(key)
+                if same:
+                    matches.append(same.pop(0))
+                else:
+                    silent.append(names[i] if names is not None else f"project {i + 1}")
+            chosen = _weakest(matches)
+            out.append(_unconfirmed(chosen, silent) if silent else chosen)
     seen = {(f.range.start, f.message) for f in out if f.rule == INTERNAL_ERROR}
-    for found in rest:
+    for i, found in enumerate(per_judge):
+        if i == required[0]:
+            continue
         for f in found:
             if f.rule == INTERNAL_ERROR and (f.range.start, f.message) not in seen:
                 seen.add((f.range.start, f.message))
@@ -107,17 +130,33 @@ def merge_findings(per_judge: Sequence[list[Finding]]) -> list[Finding]:
     return out
 
 
-def _until_clean(judges: list[Engine], lint, findings_of) -> list:
-    """``lint(engine)`` for each judge in turn, up to the first whose findings
-    (``findings_of(result)``) hold nothing but ``internal_error``: the merge of the results
-    can hold nothing more (rule 3)."""
-    results = []
-    for engine in judges:
-        result = lint(engine)
-        results.append(result)
-        if all(f.rule == INTERNAL_ERROR for f in findings_of(result)):
+def _unconfirmed(f: Finding, packages: list[str]) -> Finding:
+    """``f``, which every place reports and the package builds ``packages`` do not: at most
+    a warning, its fix never safe (the package is inserted into places the repository does
+    not show, where the name may exist)."""
+    fix = replace(f.fix, safe=False) if f.fix is not None and f.fix.safe else f.fix
+    if f.severity is not Severity.ERROR:
+        return replace(f, fix=fix) if fix is not f.fix else f
+    which = ", ".join(packages)
+    return replace(f, severity=Severity.WARNING, fix=fix,
+                   message=f"{f.message} (a warning, not an error: {which} also maps this file, into places "
+                           "the repository does not show)")
+
+
+def _lint_judges(judges: list[Engine], places: list[bool], lint, findings_of) -> list[int]:
+    """``lint(engine)`` for the judges, places first, up to the first required one (a place;
+    any judge when none is a place) whose findings (``findings_of(result)``) hold nothing
+    but ``internal_error``: the merge can then hold nothing more (rule 3).  Returns the
+    indices linted, in order; ``lint`` stores the results."""
+    any_place = any(places)
+    order = sorted(range(len(judges)), key=lambda i: not places[i])
+    done = []
+    for i in order:
+        result = lint(i)
+        done.append(i)
+        if (places[i] or not any_place) and all(f.rule == INTERNAL_ERROR for f in findings_of(result)):
             break
-    return results
+    return done
 
 
 class ProjectSet:
@@ -264,10 +303,10 @@ class ProjectSet:
         judges = self.engines_for(path)
         if len(judges) == 1:
             return judges[0].analyse(text, path, mode=mode, count=count)
-        results = _until_clean(judges, lambda e: e.analyse(text, path, mode=mode, count=False), lambda r: r.findings)
-        merged = merge_findings([r.findings for r in results])
+        results = self._lint(judges, lambda e: e.analyse(text, path, mode=mode, count=False), lambda r: r.findings)
+        merged = self.merge([e for e, _ in results], [r.findings for _, r in results])
         self._count(merged, count)
-        return Analysis(merged, all(r.parses for r in results))
+        return Analysis(merged, all(r.parses for _, r in results))
 
     def lint_text(self, text: str, path: str | Path | None = None, *, mode: str | None = None,
                   count: bool = True) -> list[Finding]:
@@ -281,7 +320,8 @@ class ProjectSet:
         judges = self.engines_for(path)
         if len(judges) == 1:
             return judges[0].lint_bytes(data, path, count=count)
-        merged = merge_findings(_until_clean(judges, lambda e: e.lint_bytes(data, path, count=False), lambda r: r))
+        results = self._lint(judges, lambda e: e.lint_bytes(data, path, count=False), lambda r: r)
+        merged = self.merge([e for e, _ in results], [r for _, r in results])
         self._count(merged, count)
         return merged
 
@@ -292,6 +332,33 @@ class ProjectSet:
         except OSError:
             return self.primary.lint_file(path)
         return self.lint_bytes(data, path)
+
+    def is_place(self, engine: Engine) -> bool:
+        """Is ``engine``'s project a place (its tree a ``DataModel``), not a package build?"""
+        project = engine.project
+        return project is not None and project.root is project.datamodel
+
+    def label(self, engine: Engine) -> str:
+        """``engine``'s project file, root-relative (for messages)."""
+        project = engine.project
+        pf = project.project_file if project is not None else None
+        if pf is None:
+            return "the root's project"
+        return self.relpath(pf) or pf.name
+
+    def merge(self, judges: Sequence[Engine], lists: Sequence[list[Finding]]) -> list[Finding]:
+        """:func:`merge_findings` of the lists the ``judges`` produced for one text."""
+        return merge_findings(lists, [self.is_place(e) for e in judges], [self.label(e) for e in judges])
+
+    def _lint(self, judges: list[Engine], lint, findings_of) -> list[tuple[Engine, object]]:
+        results: dict[int, object] = {}
+
+        def run(i: int):
+            results[i] = lint(judges[i])
+            return results[i]
+
+        done = _lint_judges(judges, [self.is_place(e) for e in judges], run, findings_of)
+        return [(judges[i], results[i]) for i in done]
 
     def _count(self, findings: Iterable[Finding], count: bool) -> None:
         if count:

@@ -216,11 +216,11 @@ def patch_report(engine, uri_or_path: str | None, content: str | None = None, di
 def judged_report(engine, run: Callable[[Any], DiffReport]) -> DiffReport:
     """``run(engine)``; for a :class:`~luaguard.projects.ProjectSet`, ``run`` under its
     primary engine (which names the files) and under every other project that maps one of
-    them, each file's findings merged as :func:`luaguard.projects.merge_findings` says,
+    them, each file's findings merged as :meth:`luaguard.projects.ProjectSet.merge` says,
     counted once into the stats."""
     from collections import Counter
 
-    from ..projects import ProjectSet, merge_findings
+    from ..projects import ProjectSet
 
     if not isinstance(engine, ProjectSet):
         return run(engine)
@@ -247,12 +247,13 @@ def judged_report(engine, run: Callable[[Any], DiffReport]) -> DiffReport:
                 reports[id(e)] = quiet(e)
     merged = DiffReport(problems=list(base.problems))
     for fr in base.files:
-        lists = []
+        used, lists = [], []
         for e in judges[fr.path]:
             other = next((x for x in reports[id(e)].files if x.path == fr.path), None)
             if other is not None:
+                used.append(e)
                 lists.append(other.findings)
-        kept = merge_findings(lists) if lists else fr.findings
+        kept = projects.merge(used, lists) if lists else fr.findings
         merged.files.append(FileResult(fr.path, fr.status, kept, fr.text, fr.changed_lines))
     for f in merged.findings:
         projects.stats[f.rule] += 1

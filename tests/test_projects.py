@@ -124,7 +124,7 @@ def test_merge_keeps_what_every_judge_reports_at_the_lowest_severity():
     assert merge_findings([[_finding("unknown_class", Severity.ERROR)], [_finding("unknown_service", Severity.ERROR)]]) == []
 
 
-def test_merge_needs_every_place_and_a_package_build_only_lowers_to_a_warning():
+def test_merge_needs_every_place_and_a_silent_package_build_lowers_to_a_warning():
     err = _finding("unknown_instance", Severity.ERROR, fix="Signal", safe=True)
     [f] = merge_findings([[err], []], places=[True, False], names=["test.project.json", "default.project.json"])
     assert (f.severity, f.fix.safe) == (Severity.WARNING, False)
@@ -133,7 +133,10 @@ def test_merge_needs_every_place_and_a_package_build_only_lowers_to_a_warning():
     [f] = merge_findings([[err], [err]], places=[True, False])  # the package build confirms it
     assert (f.severity, f.fix.safe) == (Severity.ERROR, True)
     assert merge_findings([[], [err]], places=[True, False]) == []  # a place accepts the name
-    assert merge_findings([[err], []], places=[False, False]) == []  # package builds only: each one counts
+    # package builds only: one that reports it, and one that does not, make a warning
+    [f] = merge_findings([[], [err]], places=[False, False])
+    assert (f.severity, f.fix.safe) == (Severity.WARNING, False) and "project 1 also maps" in f.message
+    assert [f.severity for f in merge_findings([[err], [err]], places=[False, False])] == [Severity.ERROR]
     hint = _finding("likely_unknown_instance", Severity.HINT)
     [f] = merge_findings([[hint], []], places=[True, False])
     assert f.severity is Severity.HINT and f.message == hint.message

@@ -22,18 +22,18 @@ The rule:
 3. **One verdict**: the file is linted under each judge.  The judges are *places* (a tree
    rooted at a ``DataModel``: a game, a test or dev place) and *package builds* (a library
    or plugin mapped as one ``ModuleScript`` or ``Folder``, inserted into places the
-   repository does not show).  A finding is reported once, when **every place** among the
-   judges reports it (with no place among them: every package build) - the same rule at
-   the same place in the text; for a name looked up in the instance tree,
-   ``unknown_instance``, ``likely_unknown_instance`` and ``unknown_member`` count as one -
-   at the lowest severity a judge gives it, with that judge's message and suggestions.  A
-   package build that maps the file and does not report it makes it **at most a warning**
-   (the places the package is inserted into may hold the name).  Its fix is safe only when
-   every judge offers the same safe fix.  So a name that exists in one place that runs the
-   script is not hallucinated, and a name every place lacks stays flagged, an error only
-   where no package build ships the file elsewhere.  The lints stop at the first place (or,
-   with none, package build) that finds nothing, so a clean file costs one lint;
-   ``internal_error`` findings of every judge linted are kept.
+   repository does not show).  A finding - the same rule at the same place in the text;
+   for a name looked up in the instance tree, ``unknown_instance``,
+   ``likely_unknown_instance`` and ``unknown_member`` count as one - is reported once, when
+   **every place** among the judges reports it (with no place among them: when a package
+   build does), at the lowest severity a judge gives it, with that judge's message and
+   suggestions.  A package build that maps the file and does not report it makes it **at
+   most a warning** (the places the package is inserted into may hold the name), saying
+   so.  Its fix is safe only when every judge offers the same safe fix.  So a name that
+   exists in one place that runs the script is not hallucinated, and a name every place
+   lacks stays flagged, an error where every package build that ships the file agrees.
+   The lints stop at the first place that finds nothing, so a clean file in a place costs
+   one lint; ``internal_error`` findings of every judge linted are kept.
 """
 
 from __future__ import annotations
@@ -78,55 +78,37 @@ def merge_findings(per_judge: Sequence[list[Finding]], places: Sequence[bool] | 
     """One list of findings from the lints of one text under several projects (rule 3 of
     the module docstring).  ``places[i]``: judge ``i`` is a place (default: every judge
     counts as one); ``names[i]``: its project file, for the message of a finding a package
-    build did not confirm.  In the order of the first place's list (each list as an engine
-    sorts it); ``internal_error`` findings of every judge are kept.  One list: returned as
-    is.  The inputs are left unchanged."""
+    build did not confirm.  Sorted as an engine sorts (line, column, rule);
+    ``internal_error`` findings of every judge are kept.  One list: returned as is.  The
+    inputs are left unchanged."""
     if not per_judge:
         return []
     n = len(per_judge)
     if n == 1:
         return list(per_judge[0])
     flags = list(places) if places is not None else [True] * n
-    if not any(flags):
-        flags = [True] * n  # package builds only: each one is required
-    required = [i for i in range(n) if flags[i]]
-    optional = [i for i in range(n) if not flags[i]]
-    pools: list[dict[tuple, list[Finding]]] = []
-    for found in per_judge:
-        pool: dict[tuple, list[Finding]] = {}
-        for f in found:
-            pool.setdefault(_key(f), []).append(f)
-        pools.append(pool)
+    # the same finding in each judge's list: the k-th of its key (rule family, start)
+    groups: dict[tuple, dict[int, Finding]] = {}
     out: list[Finding] = []
-    for f in per_judge[required[0]]:
-        if f.rule == INTERNAL_ERROR:
-            out.append(f)
-            continue
-        key = _key(f)
-        matches = [f]
-        for i in required[1:]:
-            same = pools[i].get(key)
-            if not same:
-                break
-            matches.append(same.pop(0))
-        else:
-            silent = []
-            for i in optional:
-                same = pools[i].get(key)
-                if same:
-                    matches.append(same.pop(0))
-                else:
-                    silent.append(names[i] if names is not None else f"project {i + 1}")
-            chosen = _weakest(matches)
-            out.append(_unconfirmed(chosen, silent) if silent else chosen)
-    seen = {(f.range.start, f.message) for f in out if f.rule == INTERNAL_ERROR}
+    seen_internal: set = set()
     for i, found in enumerate(per_judge):
-        if i == required[0]:
-            continue
+        counts: Counter = Counter()
         for f in found:
-            if f.rule == INTERNAL_ERROR and (f.range.start, f.message) not in seen:
-                seen.add((f.range.start, f.message))
-                out.append(f)
+            if f.rule == INTERNAL_ERROR:
+                if (f.range.start, f.message) not in seen_internal:
+                    seen_internal.add((f.range.start, f.message))
+                    out.append(f)
+                continue
+            key = _key(f)
+            groups.setdefault((key, counts[key]), {})[i] = f
+            counts[key] += 1
+    for by_judge in groups.values():
+        if any(flags[i] and i not in by_judge for i in range(n)):
+            continue  # a place accepts the name
+        chosen = _weakest([by_judge[i] for i in sorted(by_judge)])
+        silent = [names[i] if names is not None else f"project {i + 1}" for i in range(n) if i not in by_judge]
+        out.append(_unconfirmed(chosen, silent) if silent else chosen)
+    out.sort(key=lambda f: (f.range.start.line, f.range.start.character, f.rule))
     return out
 
 
@@ -144,17 +126,16 @@ def _unconfirmed(f: Finding, packages: list[str]) -> Finding:
 
 
 def _lint_judges(judges: list[Engine], places: list[bool], lint, findings_of) -> list[int]:
-    """``lint(engine)`` for the judges, places first, up to the first required one (a place;
-    any judge when none is a place) whose findings (``findings_of(result)``) hold nothing
-    but ``internal_error``: the merge can then hold nothing more (rule 3).  Returns the
-    indices linted, in order; ``lint`` stores the results."""
-    any_place = any(places)
+    """``lint(i)`` for the judges, places first, up to the first place whose findings
+    (``findings_of(result)``) hold nothing but ``internal_error``: the merge can then hold
+    nothing more (rule 3).  Returns the indices linted, in order; ``lint`` stores the
+    results."""
     order = sorted(range(len(judges)), key=lambda i: not places[i])
     done = []
     for i in order:
         result = lint(i)
         done.append(i)
-        if (places[i] or not any_place) and all(f.rule == INTERNAL_ERROR for f in findings_of(result)):
+        if places[i] and all(f.rule == INTERNAL_ERROR for f in findings_of(result)):
             break
     return done
 

@@ -105,7 +105,7 @@ def merge_findings(per_judge: Sequence[list[Finding]], places: Sequence[bool] | 
     for by_judge in groups.values():
         if any(flags[i] and i not in by_judge for i in range(n)):
             continue  # a place accepts the name
-        chosen = _weakest([by_judge[i] for i in sorted(by_judge)])
+        chosen = _weakest([by_judge[i] for i in sorted(by_judge, key=lambda i: (not flags[i], i))])  # a place's words first
         silent = [names[i] if names is not None else f"project {i + 1}" for i in range(n) if i not in by_judge]
         out.append(_unconfirmed(chosen, silent) if silent else chosen)
     out.sort(key=lambda f: (f.range.start.line, f.range.start.character, f.rule))
@@ -123,21 +123,6 @@ def _unconfirmed(f: Finding, packages: list[str]) -> Finding:
     return replace(f, severity=Severity.WARNING, fix=fix,
                    message=f"{f.message} (a warning, not an error: {which} also maps this file, into places "
                            "the repository does not show)")
-
-
-def _lint_judges(judges: list[Engine], places: list[bool], lint, findings_of) -> list[int]:
-    """``lint(i)`` for the judges, places first, up to the first place whose findings
-    (``findings_of(result)``) hold nothing but ``internal_error``: the merge can then hold
-    nothing more (rule 3).  Returns the indices linted, in order; ``lint`` stores the
-    results."""
-    order = sorted(range(len(judges)), key=lambda i: not places[i])
-    done = []
-    for i in order:
-        result = lint(i)
-        done.append(i)
-        if places[i] and all(f.rule == INTERNAL_ERROR for f in findings_of(result)):
-            break
-    return done
 
 
 class ProjectSet:
@@ -332,14 +317,28 @@ class ProjectSet:
         return merge_findings(lists, [self.is_place(e) for e in judges], [self.label(e) for e in judges])
 
     def _lint(self, judges: list[Engine], lint, findings_of) -> list[tuple[Engine, object]]:
-        results: dict[int, object] = {}
-
-        def run(i: int):
-            results[i] = lint(judges[i])
-            return results[i]
-
-        done = _lint_judges(judges, [self.is_place(e) for e in judges], run, findings_of)
-        return [(judges[i], results[i]) for i in done]
+        """``lint(engine)`` for the judges, places first, while their lints can still change
+        the merge (rule 3): not after a place that leaves no finding every place so far
+        reports, and not the package builds when what the places left holds no error and
+        no safe fix (a package build can only lower those).  Returns ``(engine, result)``
+        of the judges linted, in order; ``findings_of(result)`` is the finding list."""
+        places = [self.is_place(e) for e in judges]
+        order = sorted(range(len(judges)), key=lambda i: not places[i])
+        done: list[tuple[Engine, object]] = []
+        place_lists: list[list[Finding]] = []
+        for n, i in enumerate(order):
+            result = lint(judges[i])
+            done.append((judges[i], result))
+            if not places[i]:
+                continue  # package builds only lower what the places report
+            place_lists.append(findings_of(result))
+            live = [f for f in merge_findings(place_lists) if f.rule != INTERNAL_ERROR]
+            if not live:
+                break
+            if not any(places[j] for j in order[n + 1:]) and not any(
+                    f.severity is Severity.ERROR or (f.fix is not None and f.fix.safe) for f in live):
+                break
+        return done
 
     def _count(self, findings: Iterable[Finding], count: bool) -> None:
         if count:

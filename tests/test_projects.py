@@ -224,6 +224,22 @@ def test_a_package_build_makes_a_name_outside_the_package_a_warning(tmp_path: Pa
     assert f.severity is Severity.WARNING
 
 
+def test_a_package_build_is_not_linted_when_it_could_not_change_the_verdict(tmp_path: Path, monkeypatch):
+    from luaguard.engine import Engine
+    from project_files import write_files
+
+    write_files(tmp_path, LIBRARY)
+    projects = loaded(tmp_path)
+    package, place = projects.engines_for(tmp_path / "src/Util.luau")
+    assert (projects.is_place(package), projects.is_place(place)) == (False, True)
+    calls = []
+    monkeypatch.setattr(package, "analyse", lambda *a, **k: calls.append(a[0]) or Engine.analyse(package, *a, **k))
+    [f] = projects.lint_text("wait(1)\n", tmp_path / "src/Util.luau")  # a warning: nothing to lower
+    assert f.severity is Severity.WARNING and calls == []
+    projects.lint_text("return script.Parent.Parent.Signal\n", tmp_path / "src/Util.luau")  # an error to confirm
+    assert calls == ["return script.Parent.Parent.Signal\n"]
+
+
 # -- front ends --------------------------------------------------------------------------------
 TYPOS = {
     "tests/Bad.spec.luau": "local helper = require(script.Parent.Helpr)\nreturn helper\n",

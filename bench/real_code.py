@@ -5,8 +5,14 @@ unpacked by ``bench/corpus/unpack.py`` into a cache outside the repository; noth
 is committed.  The syntax oracle is the Luau reference compiler, ``luau-compile`` built
 locally from a fetched luau-lang/luau (``--compiler``; not committed): a file is *valid*
 when ``luau-compile --null FILE`` accepts it.  Each file is linted as ``luaguard check``
-would lint it: the project found above it (``luaguard.toml``, ``*.project.json`` or
-``sourcemap.json``) and that project's settings.
+run at its repository's root would lint it: the project root found from there
+(``luaguard.toml``, ``*.project.json`` or ``sourcemap.json``) and its settings, every
+project file under it (:mod:`luaguard.projects`), the file judged under the projects that
+map it (outside all of them: the root's own project).  A folder with its own
+``luaguard.toml`` (the manifest's ``luaguard_toml``: globals a test harness defines for the
+code in it) is checked as ``luaguard check`` run there would: as its own root.
+
+Printed first, (p): how many valid files each number of projects judges.
 
 Printed, for the valid files:
 
@@ -141,21 +147,63 @@ def compiler_accepts(compiler: str, paths: list[Path], cache_file: Path) -> dict
 
 
 # -- per-process state ---------------------------------------------------------------------------
-_ENGINES: dict = {}
+_PROJECTS: dict = {}
 _TOKENIZERS: dict = {}
+_CACHE: list[Path] = []
+
+
+def set_cache(cache: str) -> None:
+    """The unpacked corpus's folder (each repository is a folder in it); set in every process."""
+    _CACHE[:] = [Path(cache)]
+
+
+def repo_dir(path: Path) -> Path:
+    """The folder of the corpus repository holding ``path``."""
+    cache = _CACHE[0]
+    return cache / Path(path).relative_to(cache).parts[0]
+
+
+def projects_for(path: Path):
+    """The :class:`~luaguard.projects.ProjectSet` ``luaguard check .`` at the root of the
+    repository holding ``path`` lints with (the project root found from that folder, every
+    project file under it); in a folder with its own ``luaguard.toml``, ``luaguard check .``
+    run in that folder."""
+    from luaguard.config import CONFIG_FILE
+    from luaguard.engine import Engine
+    from luaguard.projects import ProjectSet
+    from luaguard.workspace import find_project_root, read_project_settings
+
+    repo = repo_dir(path)
+    start = repo
+    for d in Path(path).parents:
+        if d == repo or repo not in d.parents:
+            break
+        if (d / CONFIG_FILE).is_file():
+            start = d
+            break
+    projects = _PROJECTS.get(start)
+    if projects is None:
+        root = find_project_root(start)
+        projects = _PROJECTS[start] = ProjectSet(primary=Engine(root, read_project_settings(root).settings))
+        projects.load_others()
+    return projects
 
 
 def engine_for(path: Path):
-    """The engine ``luaguard check PATH`` would use (project root found above the file)."""
-    from luaguard.engine import Engine
-    from luaguard.workspace import find_project_root, read_project_settings
+    """The engine of the first project that judges ``path`` (the root's own when it maps
+    it): the one whose resolver finds typo sites and whose contract builds the guard."""
+    return projects_for(path).engines_for(path)[0]
 
-    root = find_project_root(path)
-    key = str(root)
-    eng = _ENGINES.get(key)
-    if eng is None:
-        eng = _ENGINES[key] = Engine(root, read_project_settings(root).settings)
-    return eng
+
+def judged_by(path: Path) -> list[str]:
+    """The project files (root-relative) that judge ``path``; ``[]``: none maps it."""
+    projects = projects_for(path)
+    out = []
+    for e in projects.engines_for(path):
+        project = e.project
+        if project is not None and project.project_file is not None and project.maps_path(projects.relpath(path) or ""):
+            out.append(projects.relpath(project.project_file) or str(project.project_file))
+    return out
 
 
 def tokenizer(name: str):
@@ -200,7 +248,8 @@ def lint_file(path_str: str) -> dict:
     path = Path(path_str)
     out: dict = {"file": path_str}
     try:
-        eng = engine_for(path)
+        eng = projects_for(path)
+        out["judges"] = judged_by(path)
         data = path.read_bytes()
         t0 = time.perf_counter()
         editor = eng.lint_bytes(data, path)
@@ -229,7 +278,7 @@ def replay_file(args: tuple[str, list[str], int, int]) -> dict:
         # replacement characters)
         text = path.read_bytes().decode("utf-8", "replace")
         data = text.encode("utf-8")
-        error_lines = _error_lines(eng.lint_text(text, path, mode="patch"))
+        error_lines = _error_lines(projects_for(path).lint_text(text, path, mode="patch"))
         # the guard every front end builds: the linter's contract for this file
         contract = eng.guard_contract(path, text)
         scripts = contract.scripts
@@ -522,7 +571,7 @@ def typo_mutants(muts: list[dict], cache: Path, show: int, any_rule: bool = Fals
         text = data.decode("utf-8", "replace")
         start, name, new, kind, in_dm = m["start"], m["name"], m["new"], m["site"], m["in_dm"]
         mutated = text[:start] + new + text[m["end"]:]
-        eng = engine_for(path)
+        eng = projects_for(path)
 
         def counted(f) -> bool:
             return any_rule or f.rule in TYPO_RULES
@@ -590,6 +639,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"--compiler {args.compiler}: no such file", file=sys.stderr)
         return 2
     cache = args.cache or default_cache()
+    set_cache(str(cache))
     repos = {r.strip() for r in args.repos.split(",") if r.strip()} or None
     kinds_wanted = {k.strip() for k in args.kinds.split(",") if k.strip()} or None
     files = corpus_files(cache, repos, kinds_wanted)
@@ -608,7 +658,7 @@ def main(argv: list[str] | None = None) -> int:
     summary = {"files": len(files), "mb": size / 1e6, "valid": len(valid)}
     if not args.skip_lint:
         t0 = time.perf_counter()
-        with ProcessPoolExecutor(args.jobs) as pool:
+        with ProcessPoolExecutor(args.jobs, initializer=set_cache, initargs=(str(cache),)) as pool:
             results = list(pool.map(lint_file, [str(p) for p in valid], chunksize=8))
         wall = time.perf_counter() - t0
         lint_s = sum(r.get("seconds", 0.0) for r in results)
@@ -625,6 +675,10 @@ def main(argv: list[str] | None = None) -> int:
         c = [r for r in ok if any(f[1] == "error" and not todo(f) for f in r["patch"])]
         c_rules = Counter(f[0] for r in ok for f in r["patch"] if f[1] == "error" and not todo(f))
         n = len(valid)
+        per_count = Counter(len(r["judges"]) for r in ok)
+        print(f"(p) valid files judged by 0 projects (none maps them: the root's project, as a loose file) / 1 / more: "
+              f"{per_count.get(0, 0)} / {per_count.get(1, 0)} / {sum(v for k, v in per_count.items() if k > 1)}"
+              + (f" (at most {max(per_count)})" if per_count else ""))
         print(f"linting: {wall:.1f} s wall for editor + patch mode, {lint_s:.1f} s in the editor-mode lints "
               f"({valid_mb / lint_s:.2f} MB/s per core)" if lint_s else "")
         print(f"crashes: {len(crashes)}   internal_error findings: {len(internal)}")
@@ -654,6 +708,7 @@ def main(argv: list[str] | None = None) -> int:
             f = next(f for f in r["patch"] if f[1] == "error" and not todo(f))
             print(f"  {r['file']}:{f[2]}: {f[0]} {f[3][:110]}")
         summary.update({"files": len(files), "mb": size / 1e6, "valid": n, "a": len(a), "b": len(b), "c": len(c),
+                        "judges": {r["file"]: r["judges"] for r in ok},
                         "b_rules": b_rules, "c_rules": c_rules, "crashes": len(crashes), "internal": len(internal)})
 
     # (d) --------------------------------------------------------------------------------------
@@ -662,7 +717,7 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         # group a repository's files so a worker reuses its engines and guards
         jobs = [(str(p), toks, args.seed, args.mask_every) for p in sorted(valid, key=lambda p: (find_root_key(p), str(p)))]
-        with ProcessPoolExecutor(args.jobs) as pool:
+        with ProcessPoolExecutor(args.jobs, initializer=set_cache, initargs=(str(cache),)) as pool:
             reps = list(pool.map(replay_file, jobs, chunksize=16))
         wall = time.perf_counter() - t0
         g_crash = [r for r in reps if "crash" in r]
@@ -750,9 +805,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def find_root_key(p: Path) -> str:
-    from luaguard.workspace import find_project_root
-
-    return str(find_project_root(p))
+    return str(repo_dir(p))
 
 
 if __name__ == "__main__":

@@ -338,6 +338,34 @@ async def test_new_file_makes_instance_path_valid(client: LanguageClient, tmp_pa
         assert codes(diags) == ["unknown_instance"]
 
 
+async def test_each_document_is_judged_by_the_projects_that_map_it(vscode: LanguageClient, tmp_path: Path):
+    """A game, its test place and a plugin beside them (tests/project_files.py): tests are
+    judged in the test place, the plugin under its own project, shared code in both."""
+    from project_files import several_projects
+
+    client = vscode
+    root = several_projects(tmp_path / "repo", {"tests/Bad.spec.luau": "return {}\n"})
+    await start(client, root)
+    # Fixtures exists only where the tests run, Remotes only in the game
+    spec = root / "tests" / "Net.spec.luau"
+    assert await diagnostics_for(client, open_doc(client, spec, spec.read_text())) == []
+    shared = open_doc(client, root / "src" / "shared" / "Net.luau", "return script.Parent.Parent.Fixtures, "
+                                                                     "script.Parent.Parent.Remotes.Hit\n")
+    assert await diagnostics_for(client, shared) == []
+    plugin = open_doc(client, root / "plugin" / "src" / "init.server.luau", "return require(script.Widgt)\n")
+    [d] = await diagnostics_for(client, plugin)
+    assert d.code == "unknown_instance" and "Did you mean 'Widget'?" in d.message
+    uri = open_doc(client, root / "tests" / "Bad.spec.luau", "return require(script.Parent.Helpr)\n")
+    [d] = await diagnostics_for(client, uri)
+    assert d.code == "unknown_instance" and "Did you mean 'Helper'?" in d.message
+    # a file created on disk updates the test place's index in place
+    (root / "tests" / "Helpr.luau").write_text("return {}\n")
+    before = len(publishes(client, uri))
+    client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(
+        changes=[types.FileEvent(uri=(root / "tests" / "Helpr.luau").as_uri(), type=types.FileChangeType.Created)]))
+    assert await diagnostics_for(client, uri, after=before, where=lambda ds: not ds) == []
+
+
 async def test_malformed_project_file(vscode: LanguageClient, tmp_path: Path):
     client = vscode
     root = tmp_path / "broken"

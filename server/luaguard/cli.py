@@ -89,6 +89,34 @@ def make_engine(args: argparse.Namespace, err: Callable[[str], None], first_path
     return engine
 
 
+def make_projects(args: argparse.Namespace, err: Callable[[str], None], first_path: Path | None = None):
+    """:func:`make_engine`'s engine as the primary project of a
+    :class:`~luaguard.projects.ProjectSet` holding every other project file under its root
+    (none when one is pinned; with no project root, those under the directory
+    ``first_path``); a project file that cannot be read is reported through ``err`` and
+    skipped, as are the problems of the others' indexes."""
+    from .projects import ProjectSet
+
+    engine = make_engine(args, err, first_path)
+    root = engine.root
+    if root is None and first_path is not None and first_path.is_dir():
+        root = first_path  # a folder of projects (a monorepo's games) without one of its own
+    projects = ProjectSet(root, primary=engine)
+    projects.load_others()
+    for problem in projects.problems:
+        err(f"warning: {problem}")
+    said: set[str] = set()
+    for other in projects.others:
+        for p in other.project.problems:
+            if p.severity in ("error", "warning"):
+                loc = f"{p.file}" + (f":{p.line}" if p.line else "") + (f":{p.column}" if p.column else "")
+                line = f"{p.severity}: {loc}: {p.message}"
+                if line not in said:
+                    said.add(line)
+                    err(line)
+    return projects
+
+
 def collect_files(paths: Sequence[str], root: Path | None = None, exclude: Sequence[str] = ()):
     """The files ``luaguard check PATHS`` lints (:func:`luaguard.files.select_files`: every
     ``.lua``/``.luau`` file except Wally's and npm's installs and the ``exclude`` globs).
@@ -226,7 +254,7 @@ def cmd_check(args: argparse.Namespace) -> int:
                 raise UsageError(f"--since REF (check what changed since REF) cannot be combined with {flag}")
     paths = list(args.paths)
     first = Path(paths[0]) if paths and paths[0] != "-" else None
-    engine = make_engine(args, err, first)
+    engine = make_projects(args, err, first)
     fix = FixOptions(unsafe=args.unsafe_fixes, show_diff=show_diff) if args.fix else None
     checked: list[Checked] = []
     skipped: Counter[str] = Counter()
@@ -257,7 +285,7 @@ def cmd_check(args: argparse.Namespace) -> int:
                 unmapped = [u for u in unmapped if changes.relative(u) in changes.files]
             if unmapped:
                 selection.skipped[SKIP_UNMAPPED] += len(unmapped)
-                where = engine.project.project_file.name if engine.project is not None and engine.project.project_file else "the project"
+                where = _project_files_named(engine)
                 n = len(unmapped)
                 err(f"luaguard: {n} Luau file{'s' if n != 1 else ''} in the project {'are' if n != 1 else 'is'} not mapped by "
                     f"{where} and {'were' if n != 1 else 'was'} not checked (e.g. {shown_path(unmapped[0])}); "
@@ -269,7 +297,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         if not selection.files:
             why = "; ".join(f"{n} skipped: {r}" for r, n in skipped.items())
             if not paths:
-                where = engine.project.project_file.name if engine.project is not None and engine.project.project_file else "the project"
+                where = _project_files_named(engine)
                 raise UsageError(f"no Luau files to check: {where} maps no .lua/.luau file" + (f" ({why})" if why else ""))
             err("luaguard: no Luau files to check" + (f" ({why})" if why else ""))
         files = selection.files
@@ -350,6 +378,16 @@ def _keep_introduced(engine, c: "Checked", changes) -> int:
     dropped = len(c.findings) - len(kept)
     c.findings = kept
     return dropped
+
+
+def _project_files_named(projects) -> str:
+    """The project file(s) ``luaguard check`` read, for its messages."""
+    names = [e.project.project_file for e in projects.engines if e.project is not None and e.project.project_file]
+    if not names:
+        return "the project"
+    if len(names) == 1:
+        return names[0].name
+    return f"any of its {len(names)} project files"
 
 
 @dataclass
@@ -607,7 +645,7 @@ def _check_diff(args: argparse.Namespace, err: Callable[[str], None]) -> int:
     if args.paths:
         raise UsageError("--diff takes no PATHS (the diff names its files)")
     data = _read_input(args.diff, "diff")
-    engine = make_engine(args, err)  # the diff's paths are relative to the project found from here
+    engine = make_projects(args, err)  # the diff's paths are relative to the project found from here
     if engine.root is None:
         raise UsageError("--diff needs a project (pass --project DIR)")
     report = patch_report(engine, args.stdin_filename, diff=data.decode("utf-8", errors="replace"))
@@ -848,7 +886,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     from .agents.proxy import run_stdio
 
     err = lambda msg: print(msg, file=sys.stderr)  # noqa: E731
-    engine = make_engine(args, err)
+    engine = make_projects(args, err)
     # the proxy's stdio transport: malformed requests get JSON-RPC errors, not silence
     run_stdio(build_server(engine, extra_tool_files=tuple(args.tools or ()))._lowlevel_server)
     return EXIT_OK

@@ -139,6 +139,10 @@ def _abs(path: str, cwd: Path | None) -> Path:
 
 
 def _root_for(use: ToolUse, path: Path | None, options: HookOptions) -> Path | None:
+    """The project root: ``--project``; else the agent's working directory when it is a
+    project root holding ``path`` (every project file under it judges the change, as
+    ``luaguard check`` there would); else the nearest project root above ``path`` (or the
+    working directory)."""
     from ..workspace import find_project_root
 
     if options.project is not None:
@@ -147,8 +151,11 @@ def _root_for(use: ToolUse, path: Path | None, options: HookOptions) -> Path | N
     if start is None:
         return None
     root = find_project_root(start)
-    if root is None and use.cwd is not None and path is not None:
-        root = find_project_root(use.cwd)
+    if use.cwd is not None and path is not None:
+        cwd = Path(os.path.abspath(use.cwd))
+        at_cwd = find_project_root(cwd)
+        if root is None or (at_cwd is not None and at_cwd == cwd.resolve() and _inside(path, cwd)):
+            root = at_cwd
     return root
 
 
@@ -298,13 +305,15 @@ def _luau_in_project(use: ToolUse, changes: list[FileChange], options: HookOptio
 
 
 def _judge(root: Path, mine: list[tuple[FileChange, Path]], *, written: bool) -> Verdict:
-    """Lint the changes (what they introduced) with the project's engine."""
-    from ..engine import ProjectUnreadable, open_engine
+    """Lint the changes (what they introduced), each file under the projects that map it
+    (:mod:`luaguard.projects`)."""
+    from ..engine import ProjectUnreadable
+    from ..projects import open_projects
     from ..toolcalls.api import validate_changes
     from ..toolcalls.diffs import TextChange
 
     try:
-        engine = open_engine(root)
+        engine = open_projects(root)
     except ProjectUnreadable as exc:
         return _pass(f"luaguard: project at {root} cannot be read ({exc}); not checked")
     changes = [TextChange(str(p) if ch.old is not None else None, str(p) if ch.new is not None else None, ch.new, ch.old)

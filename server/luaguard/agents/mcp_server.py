@@ -138,14 +138,18 @@ class _CheckedServer(MCPServer):
 
 
 def build_server(engine, *, extra_tool_files: tuple[str, ...] = ()) -> MCPServer:
-    """The MCP server for ``engine`` (a :class:`~luaguard.engine.Engine`); ``extra_tool_files``:
-    tool definitions added for ``validate_tool_call`` (the CLI's ``--tools``), after the
-    shipped annotations of the Studio MCP servers."""
+    """The MCP server for ``engine`` (a :class:`~luaguard.engine.Engine`, or a
+    :class:`~luaguard.projects.ProjectSet`: ``check_luau`` and ``check_diff`` then judge
+    each file under the projects that map it, the other tools read its primary project);
+    ``extra_tool_files``: tool definitions added for ``validate_tool_call`` (the CLI's
+    ``--tools``), after the shipped annotations of the Studio MCP servers."""
     from ..toolcalls import api
     from .annotations import shipped_files
 
     tool_files = (*map(str, shipped_files()), *extra_tool_files)
     server = _CheckedServer("luaguard", version=__version__, instructions=INSTRUCTIONS)
+    projects = engine  # lints: under the projects that map the file
+    engine = getattr(engine, "primary", engine)
     lock = threading.Lock()
 
     @server.tool()
@@ -159,9 +163,9 @@ def build_server(engine, *, extra_tool_files: tuple[str, ...] = ()) -> MCPServer
             return big
         with lock:
             if mode == "editor":
-                res = api.lint_report(engine, path, content)
+                res = api.lint_report(projects, path, content)
                 return _result(res["feedback"], res, error="error" in res)
-            res = api.validate_patch(engine, path, content=content)
+            res = api.validate_patch(projects, path, content=content)
         return _result(res["feedback"], res)
 
     @server.tool()
@@ -172,7 +176,7 @@ def build_server(engine, *, extra_tool_files: tuple[str, ...] = ()) -> MCPServer
         if big is not None:
             return big
         with lock:
-            res = api.validate_patch(engine, None, diff=diff)
+            res = api.validate_patch(projects, None, diff=diff)
         return _result(res["feedback"], res)
 
     @server.tool()

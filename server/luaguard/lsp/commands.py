@@ -61,7 +61,8 @@ async def validate_tool_call(server, payload: Any = None, *args: Any) -> list:
 @command("luaguard.validatePatch")
 async def validate_patch(server, uri: Any = None, content: Any = None, diff: Any = None, *args: Any) -> dict:
     """Validate an AI patch for ``uri``: full new ``content`` or a unified ``diff``
-    (patch mode); returns :func:`luaguard.toolcalls.api.validate_patch`'s dict."""
+    (patch mode), under the projects that map the file; returns
+    :func:`luaguard.toolcalls.api.validate_patch`'s dict."""
     from ..toolcalls import api
 
     if isinstance(uri, dict):  # a single object argument: {"uri", "content", "diff"}
@@ -73,7 +74,7 @@ async def validate_patch(server, uri: Any = None, content: Any = None, diff: Any
                                 f"got {type(value).__name__}")
     host = server.host
     await host.wait_ready(30)
-    return await host.engine_worker.run(api.validate_patch, host.engine, uri, content, diff)
+    return await host.engine_worker.run(api.validate_patch, host.projects, uri, content, diff)
 
 
 def bad_arguments(message: str) -> Exception:

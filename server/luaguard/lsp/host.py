@@ -1,5 +1,7 @@
-"""The engine as the language server holds it: one :class:`~luaguard.engine.Engine`,
-touched only from one worker thread, replaced wholesale after each (re)index.
+"""The engine as the language server holds it: a :class:`~luaguard.projects.ProjectSet`
+(one :class:`~luaguard.engine.Engine` per project file of the workspace; each document is
+linted under the projects that map it), touched only from one worker thread, replaced
+wholesale after each (re)index.
 
 Threads: the asyncio loop (pygls) never runs engine code.  ``lint`` jobs, settings
 updates and incremental file changes run in order on the **engine worker**; building a
@@ -21,6 +23,7 @@ from typing import Callable, Iterable
 from ..config import Settings
 from ..engine import INTERNAL_ERROR, LUAU_SUFFIXES, Engine
 from ..findings import Finding
+from ..projects import ProjectSet
 from ..workspace import has_project_file
 from .convert import PositionEncoder, findings_to_diagnostics, prepare_text
 from .heap import build_long_lived, settle_heap
@@ -44,10 +47,12 @@ class LintResult:
 class IndexResult:
     """Outcome of :func:`build_engine`.
 
-    ``engine`` is always usable.  ``no_project``: the root has no project file;
+    ``engine`` (the root's own project) is always usable; ``projects`` holds it and the
+    workspace's other project files.  ``no_project``: the workspace has no project file;
     ``project_error``: the project file is malformed (``"file:line:col: message"``);
-    ``crash``: the indexer itself failed (traceback); ``problems``: the index's
-    non-fatal problems; ``files``/``scripts``: counts for the progress report.
+    ``crash``: the indexer itself failed (traceback); ``problems``: the indexes'
+    non-fatal problems and the other project files that could not be read;
+    ``files``/``scripts``: counts for the progress report (every project's).
     """
 
     engine: Engine
@@ -58,42 +63,76 @@ class IndexResult:
     problems: list = field(default_factory=list)
     files: int = 0
     scripts: int = 0
+    projects: ProjectSet | None = None
+
+    def __post_init__(self) -> None:
+        if self.projects is None:
+            self.projects = ProjectSet(primary=self.engine)
 
 
 def build_engine(root: Path | None, settings: Settings, report: Callable[[str, int], None] | None = None) -> IndexResult:
-    """Build an engine for ``root`` and load its project index (slow: run it on the
+    """Build an engine for ``root`` and load its project index, then the workspace's
+    other project files (:class:`~luaguard.projects.ProjectSet`; slow: run it on the
     indexer worker).  Never raises.
 
     ``report(message, percentage)`` is called between phases.
     """
     report = report or (lambda message, pct: None)
     if root is None or not has_project_file(root, settings):
-        return IndexResult(Engine(None, settings), root, no_project=root is not None)
-    engine = Engine(root, settings)
-    result = IndexResult(engine, root)
-    report("reading the project file", 10)
+        # no project of its own: the workspace's loose files are linted without one, but
+        # project files deeper down (a monorepo's games) still judge the files they map
+        result = IndexResult(Engine(None, settings), root, no_project=root is not None)
+        if root is None or settings.project_file or settings.sourcemap_file:
+            return result
+        result.projects = ProjectSet(root, primary=result.engine)
+        engine = result.engine
+    else:
+        engine = Engine(root, settings)
+        result = IndexResult(engine, root)
+        report("reading the project file", 10)
+        try:
+            engine.reload_project()
+        except Exception:  # noqa: BLE001 - an indexer bug must not stop the server
+            result.crash = traceback.format_exc()
+            return result
+        result.project_error = engine.project_error
+        project = engine.project
+        if project is not None:
+            result.problems = list(getattr(project, "problems", []) or [])
+            files = getattr(project, "file_instances", {}) or {}
+            result.files = len(files)
     try:
-        engine.reload_project()
+        projects = result.projects
+        projects.load_others()
     except Exception:  # noqa: BLE001 - an indexer bug must not stop the server
         result.crash = traceback.format_exc()
         return result
-    result.project_error = engine.project_error
-    project = engine.project
-    if project is not None:
-        result.problems = list(getattr(project, "problems", []) or [])
-        files = getattr(project, "file_instances", {}) or {}
-        result.files = len(files)
-        result.scripts = sum(1 for rel in files if rel.endswith(LUAU_SUFFIXES))
-        report(f"scanning {result.scripts} scripts", 60)
-        try:
-            engine.snapshot.names()
-        except Exception:  # noqa: BLE001
-            result.crash = traceback.format_exc()
+    if projects.others:
+        result.no_project = False
+    result.problems.extend(projects.problems)
+    scripts: set[str] = set()
+    for other in projects.engines:
+        index = other.project
+        if index is None:
+            continue
+        if other is not engine:
+            result.problems.extend(index.problems)
+            result.files += len(index.file_instances)
+        scripts.update(rel for rel in index.file_instances if rel.endswith(LUAU_SUFFIXES))
+    result.scripts = len(scripts)
+    report(f"scanning {result.scripts} scripts", 60)
+    try:
+        for other in projects.engines:
+            if other.project is not None:
+                other.snapshot.names()
+    except Exception:  # noqa: BLE001
+        result.crash = traceback.format_exc()
     return result
 
 
-def lint_document(engine: Engine, text: str, path: Path | None) -> tuple[list[Finding], list[str]]:
-    """Lint buffer text as the file ``path``.
+def lint_document(engine: Engine | ProjectSet, text: str, path: Path | None) -> tuple[list[Finding], list[str]]:
+    """Lint buffer text as the file ``path`` (with a :class:`~luaguard.projects.ProjectSet`:
+    under the projects that map it).
 
     ``text`` must have gone through :func:`~luaguard.lsp.convert.prepare_text`.  Binary
     content, over-size buffers and invalid text give one finding (the engine's
@@ -113,14 +152,14 @@ class EngineHost:
     """Owns the current engine, its settings and the two workers (see module doc).
 
     Attributes other than the workers are read and written on the event loop, except
-    :attr:`engine`, which only engine-worker jobs use.
+    :attr:`projects` (and its primary :attr:`engine`), which only engine-worker jobs use.
     """
 
     def __init__(self, settings: Settings | None = None) -> None:
         self.settings = settings or Settings()
         self.workspace_root: Path | None = None
         self.root: Path | None = None
-        self.engine = Engine(None, self.settings)
+        self.projects = ProjectSet(primary=Engine(None, self.settings))
         self.engine_worker = Worker("luaguard-engine")
         self.index_worker = Worker("luaguard-indexer")
         self.ready: asyncio.Event | None = None
@@ -131,6 +170,11 @@ class EngineHost:
         # count) and the sum over the versions that newer ones replaced
         self._latest: dict[str, tuple[int | None, Counter[str]]] = {}
         self._closed: Counter[str] = Counter()
+
+    @property
+    def engine(self) -> Engine:
+        """The root's own project's engine (what the commands and completions use)."""
+        return self.projects.primary
 
     # -- readiness ---------------------------------------------------------------------
     def ready_event(self) -> asyncio.Event:
@@ -180,12 +224,12 @@ class EngineHost:
         if is_stale():
             return None
         text = prepare_text(text)
-        engine = self.engine
+        projects = self.projects
         if path is not None:
             self._open_texts[path] = text
-            engine.set_text(path, text)
+            projects.set_text(path, text)
             self.files_linted.add(str(path))
-        findings, errors = lint_document(engine, text, path)
+        findings, errors = lint_document(projects, text, path)
         self._count(path, version, findings)
         encoder = PositionEncoder(text, encoding)
         return LintResult(findings_to_diagnostics(findings, encoder, version), findings, errors)
@@ -199,7 +243,7 @@ class EngineHost:
         def job():
             if prepare_text(text) != text:
                 return None
-            return fix_text(self.engine, text, path, unsafe=unsafe, count=False)
+            return fix_text(self.projects, text, path, unsafe=unsafe, count=False)
 
         return await self.engine_worker.run(job, priority=1)
 
@@ -210,7 +254,7 @@ class EngineHost:
 
         def job() -> None:
             self._open_texts.pop(path, None)
-            self.engine.set_text(path, None)
+            self.projects.set_text(path, None)
 
         await self.engine_worker.run(job)
 
@@ -219,7 +263,7 @@ class EngineHost:
         self.settings = settings
 
         def job() -> None:
-            self.engine.settings = settings
+            self.projects.settings = settings
 
         await self.engine_worker.run(job)
 
@@ -232,7 +276,7 @@ class EngineHost:
         changed, deleted = sorted(set(changed)), sorted(set(deleted))
 
         def job() -> bool:
-            return self.engine.files_changed(changed, deleted)
+            return self.projects.apply_file_changes(changed, deleted)
 
         return await self.engine_worker.run(job)
 
@@ -246,17 +290,20 @@ class EngineHost:
         collections (:func:`~luaguard.lsp.heap.settle_heap`), on the indexer worker."""
         return await self.index_worker.run(settle_heap)
 
-    async def swap(self, engine: Engine) -> None:
-        """Make ``engine`` current (keeping statistics and open-buffer texts)."""
+    async def swap(self, projects: ProjectSet | Engine) -> None:
+        """Make ``projects`` current (keeping statistics and open-buffer texts); an engine
+        alone is one project."""
+        if isinstance(projects, Engine):
+            projects = ProjectSet(primary=projects)
 
         def job() -> None:
-            old = self.engine
-            engine.settings = self.settings
-            engine.stats = old.stats
-            if engine.root is not None:
-                for path, text in self._open_texts.items():
-                    engine.set_text(path, text)
-            self.engine = engine
+            old = self.projects
+            projects.settings = self.settings
+            for engine in projects.engines:
+                engine.stats = old.stats
+            for path, text in self._open_texts.items():
+                projects.set_text(path, text)
+            self.projects = projects
 
         await self.engine_worker.run(job)
 

@@ -105,7 +105,7 @@ class IndexingFeature(Feature):
             if generation != self.generation:
                 progress.end("superseded by a newer index")
                 return
-            await host.swap(result.engine)
+            await host.swap(result.projects)
             await host.settle()
             host.ready_event().set()
             progress.end(self._summary(result))

@@ -8,8 +8,10 @@ A project is a plugin's when, in this order:
    named ``plugin.project.json`` (``rojo build plugin.project.json --plugin``), or
    ``<something>-plugin.project.json`` / ``<something>.plugin.project.json`` (where the
    root holds several project files and none was chosen, such a file among them);
-3. the project's root folder is named ``plugin``, ``plugins`` or ``<something>-plugin``
-   (a plugin kept beside a game or library: ``repo/plugin/default.project.json``).
+3. the folder holding its project file (the root's, without one) is named ``plugin``,
+   ``plugins`` or ``<something>-plugin`` (a plugin kept beside a game or library:
+   ``repo/plugin/default.project.json``, whether ``repo/plugin`` is the root or one of a
+   repository's projects: :mod:`luaguard.projects`).
 
 Whatever the project, a file that reads the global ``plugin`` (the ``Plugin`` object the
 engine gives only to plugin scripts) is plugin code: see :mod:`luaguard.checks.restricted_api`.
@@ -45,7 +47,8 @@ def is_plugin_project(project, setting: bool | None = None) -> bool:
             names = []
         if any(_plugin_file(n) for n in names):
             return True
-    return project.kind != "none" and bool(PLUGIN_NAME.search(project.root_dir.name))
+    home = pf.parent if pf is not None and project.kind == "rojo" else project.root_dir
+    return project.kind != "none" and bool(PLUGIN_NAME.search(home.name))
 
 
 def _plugin_file(name: str) -> bool:

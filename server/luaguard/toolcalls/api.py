@@ -1,7 +1,10 @@
 """The functions front ends call (CLI ``luaguard validate`` / ``check --diff``, and the LSP
 commands).  Every result is JSON-able.
 
-LSP commands (thin wrappers; ``engine`` is the server's :class:`~luaguard.engine.Engine`):
+LSP commands (thin wrappers; ``engine`` is the server's :class:`~luaguard.engine.Engine`;
+:func:`validate_patch`, :func:`validate_changes`, :func:`patch_report` and
+:func:`lint_report` also take a :class:`~luaguard.projects.ProjectSet`, and then judge each
+file under the projects that map it):
 
 ``luaguard.validateToolCall(input)`` -> ``validate_calls(engine, input)``
     ``input``: a JSON string (one call, an array, JSONL, an OpenAI message with
@@ -62,13 +65,13 @@ import re
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 from urllib.parse import unquote, urlparse
 
 from ..findings import Severity, format_text
 from . import model as M
 from .calls import CallContext, NameIndex, apply_effects
-from .diffs import DiffReport, TextChange, check_changes, check_content, check_diff
+from .diffs import DiffReport, FileResult, TextChange, check_changes, check_content, check_diff
 from .feedback import feedback_for, patch_feedback
 from .model import CallResult, Problem
 from .overlay import DirMap, Overlay
@@ -91,6 +94,7 @@ _STATES: "weakref.WeakKeyDictionary[Any, _State]" = weakref.WeakKeyDictionary()
 
 
 def _state(engine) -> _State:
+    engine = getattr(engine, "primary", engine)  # a ProjectSet keeps its counts on its primary engine
     st = _STATES.get(engine)
     if st is None:
         st = _State()
@@ -203,7 +207,60 @@ def uri_to_path(uri: str) -> str:
 
 
 def patch_report(engine, uri_or_path: str | None, content: str | None = None, diff: str | None = None) -> DiffReport:
-    """The :class:`~.diffs.DiffReport` behind :func:`validate_patch` (the CLI prints it)."""
+    """The :class:`~.diffs.DiffReport` behind :func:`validate_patch` (the CLI prints it).
+    ``engine``: an :class:`~luaguard.engine.Engine`, or a
+    :class:`~luaguard.projects.ProjectSet` (each file judged under the projects that map it)."""
+    return judged_report(engine, lambda e: _patch_report(e, uri_or_path, content, diff))
+
+
+def judged_report(engine, run: Callable[[Any], DiffReport]) -> DiffReport:
+    """``run(engine)``; for a :class:`~luaguard.projects.ProjectSet`, ``run`` under its
+    primary engine (which names the files) and under every other project that maps one of
+    them, each file's findings merged as :meth:`luaguard.projects.ProjectSet.merge` says,
+    counted once into the stats."""
+    from collections import Counter
+
+    from ..projects import ProjectSet
+
+    if not isinstance(engine, ProjectSet):
+        return run(engine)
+    projects = engine
+    if not projects.others:
+        return run(projects.primary)
+
+    def quiet(e) -> DiffReport:
+        saved = e.stats
+        e.stats = Counter()
+        try:
+            return run(e)
+        finally:
+            e.stats = saved
+
+    base = quiet(projects.primary)
+    root = projects.root
+    judges = {fr.path: projects.engines_for(root / fr.path) if root is not None else [projects.primary]
+              for fr in base.files}
+    reports = {id(projects.primary): base}
+    for js in judges.values():
+        for e in js:
+            if id(e) not in reports:
+                reports[id(e)] = quiet(e)
+    merged = DiffReport(problems=list(base.problems))
+    for fr in base.files:
+        used, lists = [], []
+        for e in judges[fr.path]:
+            other = next((x for x in reports[id(e)].files if x.path == fr.path), None)
+            if other is not None:
+                used.append(e)
+                lists.append(other.findings)
+        kept = projects.merge(used, lists) if lists else fr.findings
+        merged.files.append(FileResult(fr.path, fr.status, kept, fr.text, fr.changed_lines))
+    for f in merged.findings:
+        projects.stats[f.rule] += 1
+    return merged
+
+
+def _patch_report(engine, uri_or_path: str | None, content: str | None, diff: str | None) -> DiffReport:
     st = _state(engine)
     path = uri_to_path(uri_or_path) if uri_or_path else None
     if diff is not None:
@@ -248,7 +305,7 @@ def validate_changes(engine, changes: Iterable[TextChange], *, written: bool = F
     Returns :func:`validate_patch`'s shape; ``written``: the changes are already on disk
     (the feedback asks for a follow-up edit instead of a retry)."""
     changes = list(changes)
-    report = check_changes(engine, changes, _state(engine).dirmap)
+    report = judged_report(engine, lambda e: check_changes(e, changes, _state(e).dirmap))
     return _patch_result(engine, report, "the change", written=written)
 
 

@@ -342,3 +342,15 @@ def test_a_folder_of_projects_without_one_of_its_own(tmp_path: Path, capsys):
     assert not result.no_project and len(result.projects.others) == 2 and result.scripts == 4
     [f] = result.projects.lint_file(mono / "games/lobby/src/Main.luau")
     assert "Did you mean 'Util'?" in f.message
+
+
+def test_a_file_linked_out_of_the_root_is_not_read_through_the_project_set(repo: Path, tmp_path: Path):
+    """ProjectSet.lint_file reads as Engine.lint_file does (issue 41's file layer): a script
+    linked to a file outside the root is one unreadable_file finding, never its words."""
+    secret = tmp_path / "secret.luau"
+    secret.write_text("AKIAEXAMPLESECRET = 1\n")
+    link = repo / "src" / "shared" / "Linked.luau"
+    link.symlink_to(secret)
+    findings = loaded(repo).lint_file(link)
+    assert [f.rule for f in findings] == ["unreadable_file"]
+    assert not any("AKIA" in f.message for f in findings)

@@ -292,12 +292,37 @@ class ProjectSet:
         return merged
 
     def lint_file(self, path: str | Path) -> list[Finding]:
-        """Read and lint one file (an unreadable file is one finding, as an engine says)."""
+        """Read and lint one file (an unreadable file is one finding, as an engine says).
+        Read as :meth:`Engine.lint_file <luaguard.engine.Engine.lint_file>` reads: inside
+        the root only through no link out of it, a regular file within the size limit
+        (:func:`luaguard.files.read_bytes`)."""
+        from .files import Refused, lexically_inside, read_bytes
+
+        root = self.root if self.root is not None and lexically_inside(path, self.root) else None
         try:
-            data = Path(path).read_bytes()
-        except OSError:
-            return self.primary.lint_file(path)
+            data = read_bytes(path, root=root)
+        except Refused as exc:
+            return self.unreadable(path, exc.why)
+        except (OSError, ValueError) as exc:
+            return self.unreadable(path, f"cannot read file: {getattr(exc, 'strerror', None) or exc}")
         return self.lint_bytes(data, path)
+
+    def unreadable(self, path: str | Path, why: str) -> list[Finding]:
+        """The one ``unreadable_file`` finding for ``path`` (the primary's settings select it)."""
+        return self.primary.unreadable(path, why)
+
+    def guard_contract(self, path: str | Path | None = None, text: str | None = None):
+        """The guard's contract for ``path`` from the first project that judges it
+        (:meth:`Engine.guard_contract <luaguard.engine.Engine.guard_contract>`; the
+        primary's when no path is given)."""
+        engine = self.engines_for(path)[0] if path is not None else self.primary
+        return engine.guard_contract(path, text)
+
+    def reload_project(self, *, strict: bool = False) -> None:
+        """Re-read the primary project (:meth:`Engine.reload_project
+        <luaguard.engine.Engine.reload_project>`) and every other project file."""
+        self.primary.reload_project(strict=strict)
+        self.load_others()
 
     def is_place(self, engine: Engine) -> bool:
         """Is ``engine``'s project a place (its tree a ``DataModel``), not a package build?"""

@@ -194,9 +194,12 @@ class SettingsProblem:
     source: str
     key: str
     message: str
+    #: 1-based line of the key in the config file (``None``: not known, or not a file)
+    line: int | None = None
 
     def __str__(self) -> str:
-        return f"{self.source}: {self.key}: {self.message}"
+        where = f"{self.source}:{self.line}" if self.line else self.source
+        return f"{where}: {self.key}: {self.message}"
 
 
 class ConfigError(Exception):
@@ -286,18 +289,27 @@ def _rules(value: Any, source: str, problems: list[SettingsProblem]) -> dict[str
     if not isinstance(value, dict):
         problems.append(SettingsProblem(source, "rules", f"expected a table of rule settings, got {value!r}; using the defaults"))
         return out
+    known = known_rule_ids()
     for rule, spec in value.items():
         key = f"rules.{rule}"
+        if rule not in known:
+            from .fuzzy import best_fix, rank
+
+            wanted = str(rule).replace("-", "_")
+            best = wanted if wanted in known else best_fix(rank(wanted, known))
+            hint = f"did you mean '{best}'?" if best else f"rule ids: {', '.join(sorted(known))}"
+            problems.append(SettingsProblem(source, key, f"no luaguard rule is named {rule!r}; ignored ({hint})"))
+            continue
         if isinstance(spec, bool):
             out[rule] = RuleSettings(enabled=spec)
         elif isinstance(spec, str):
-            if spec.lower() in ("off", "none", "disabled", "allow"):
+            if spec.lower() in _OFF:
                 out[rule] = RuleSettings(enabled=False)
             else:
                 try:
                     out[rule] = RuleSettings(severity=Severity.parse(spec))
-                except ValueError as exc:
-                    problems.append(SettingsProblem(source, key, f"{exc}; using the default"))
+                except ValueError:
+                    problems.append(SettingsProblem(source, key, f"{_bad_severity(spec)}; using the default"))
         elif isinstance(spec, dict):
             enabled = spec.get("enabled", True)
             sev = spec.get("severity")
@@ -305,14 +317,70 @@ def _rules(value: Any, source: str, problems: list[SettingsProblem]) -> dict[str
                 problems.append(SettingsProblem(source, key + ".enabled", f"expected true or false, got {enabled!r}; using true"))
                 enabled = True
             severity = None
-            if sev is not None:
+            if isinstance(sev, str) and sev.lower() in _OFF:
+                enabled = False
+            elif sev is not None:
                 try:
                     severity = Severity.parse(str(sev))
-                except ValueError as exc:
-                    problems.append(SettingsProblem(source, key + ".severity", f"{exc}; using the default"))
+                except ValueError:
+                    problems.append(SettingsProblem(source, key + ".severity", f"{_bad_severity(sev)}; using the default"))
             out[rule] = RuleSettings(enabled=enabled, severity=severity)
         else:
             problems.append(SettingsProblem(source, key, f"expected 'off', a severity or a table, got {spec!r}; using the default"))
+    return out
+
+
+#: the values of a rule's setting that turn it off
+_OFF = ("off", "none", "disabled", "allow")
+
+
+def _bad_severity(value: Any) -> str:
+    return f"unknown severity {value!r}; expected one of off, error, warning, information, hint"
+
+
+def key_lines(text: str) -> dict[str, int]:
+    """The 1-based line of each key of a TOML text, as dotted paths (``"rules.placeholder"``,
+    ``"completion.model"``): the key lines under each ``[table]`` header and the headers
+    themselves; inline tables and arrays of tables are not looked into.  For messages only."""
+    out: dict[str, int] = {}
+    table = ""
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        m = re.match(r"^\[\s*([^\[\]]+?)\s*\]", line)
+        if m:
+            table = ".".join(p.strip().strip('"\'') for p in m.group(1).split("."))
+            out.setdefault(table, n)
+            continue
+        m = re.match(r"""^("[^"]*"|'[^']*'|[A-Za-z0-9_.\- ]+?)\s*=""", line)
+        if m:
+            key = ".".join(p.strip().strip('"\'') for p in m.group(1).split("."))
+            out.setdefault(f"{table}.{key}" if table else key, n)
+    return out
+
+
+def with_lines(problems: list[SettingsProblem], path: Path | str, text: str | None = None) -> list[SettingsProblem]:
+    """``problems`` of the config file ``path`` with the line of their key set (read from
+    ``text``, else from the file through :mod:`luaguard.files`); unchanged when unknown."""
+    mine = [p for p in problems if p.source == str(path) and p.line is None]
+    if not mine:
+        return problems
+    if text is None:
+        from .files import read_text
+
+        try:
+            text = read_text(path, root=Path(path).parent, limit=MAX_CONFIG_BYTES)
+        except (OSError, ValueError):
+            return problems
+    lines = key_lines(text)
+    out = []
+    for p in problems:
+        if p in mine:
+            parts = p.key.split(".")
+            line = next((lines[k] for k in (".".join(parts[:i]) for i in range(len(parts), 0, -1)) if k in lines), None)
+            p = replace(p, line=line)
+        out.append(p)
     return out
 
 

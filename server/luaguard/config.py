@@ -9,7 +9,8 @@ Both sources use the same keys (the LSP client may send camelCase: ``projectFile
     project_file = "default.project.json"   # or a sourcemap via sourcemap_file
     placeholder_mode = "editor"             # "editor" | "patch"
     plugin = true                           # a Studio plugin's code (default: detected)
-    extra_globals = ["Knit"]
+    extra_globals = ["Knit"]                # added to .luaurc's "globals"
+    language_mode = "strict"                # overrides .luaurc's "languageMode"
     exclude = ["src/Generated/**", "**/*.bench.luau"]   # globs relative to this file; not linted
     select = ["error", "deprecated_api"]    # report only these rule ids / severity groups (default: all)
     ignore = ["likely_unknown_instance"]    # never report these rule ids / severity groups
@@ -108,6 +109,9 @@ class Settings:
     #: the project is a Studio plugin's (``None``: detected, see :mod:`luaguard.project.plugin`)
     plugin: bool | None = None
     extra_globals: tuple[str, ...] = ()
+    #: Luau's language mode for every file (``None``: the nearest ``.luaurc``'s; a file's
+    #: ``--!strict`` header wins over both: :mod:`luaguard.project.luaurc`)
+    language_mode: str | None = None
     exclude: tuple[str, ...] = ()
     rules: dict[str, RuleSettings] = field(default_factory=dict)
     #: rule selection (ruff's ``select``/``ignore``): rule ids and severity groups
@@ -251,6 +255,11 @@ def settings_from_mapping(data: Any, source: str, base: Settings | None = None) 
                 changes[key] = value
             else:
                 bad(key, f"expected true or false, got {value!r}")
+        elif key == "language_mode":
+            if value is None or value in ("strict", "nonstrict", "nocheck"):
+                changes[key] = value
+            else:
+                bad(key, f"expected 'strict', 'nonstrict' or 'nocheck', got {value!r}")
         elif key == "extra_globals":
             if isinstance(value, list) and all(isinstance(v, str) for v in value):
                 changes[key] = tuple(value)

@@ -108,6 +108,7 @@ class Engine:
         self._snapshot: Snapshot | None = None
         self._project_globals: frozenset[str] | None = None
         self._plugin: tuple | None = None
+        self._luaurc = None  # a luaguard.project.luaurc.LuaurcReader, made on first use
 
     # -- project -----------------------------------------------------------------
     @property
@@ -131,6 +132,7 @@ class Engine:
         self._project = None
         self._project_globals = None
         self._snapshot = None
+        self._luaurc = None
         if self.root is None:
             return
         from .project.index import ProjectFileError, load_project
@@ -176,6 +178,8 @@ class Engine:
         if project is None:
             return False
         project.apply_file_changes(changed, deleted)
+        if any(rel.rsplit("/", 1)[-1] == ".luaurc" for rel in (*changed, *deleted)):
+            self._luaurc = None
         scripts = [self.root / rel for rel in (*changed, *deleted) if rel.endswith(LUAU_SUFFIXES)]
         if self._snapshot is not None and self._snapshot.project is project:
             self._snapshot = self._snapshot.after_changes(scripts)
@@ -243,14 +247,38 @@ class Engine:
         """Every ``.lua``/``.luau`` file the project maps (sorted)."""
         return sorted(set(self._script_files()))
 
+    def luau_config(self, path: str | Path | None):
+        """The :class:`~luaguard.project.luaurc.LuauConfig` of the project file ``path``
+        (absolute or root-relative): its nearest ``.luaurc`` files' (none outside the root)."""
+        from .project.luaurc import EMPTY, LuaurcReader
+
+        if self.root is None or path is None:
+            return EMPTY
+        if self._luaurc is None:
+            self._luaurc = LuaurcReader(self.root)
+        return self._luaurc.for_file(self.project_relpath(path))
+
+    def language_mode(self, path: str | Path | None, lex=None) -> str | None:
+        """Luau's language mode of a file: its header hot comment (``--!strict``; ``lex``:
+        the file's tokens), else the ``language_mode`` setting, else the nearest ``.luaurc``'s
+        ``languageMode``; ``None``: none set."""
+        if lex is not None:
+            from .project.luaurc import header_mode
+
+            mode = header_mode(lex)
+            if mode is not None:
+                return mode
+        return self.settings.language_mode or self.luau_config(path).language_mode
+
     def extra_globals(self, path: str | Path | None) -> frozenset[str]:
-        """Globals defined outside the file: the ``extra_globals`` setting, the project's
-        selene std files and definition files, and TestEZ's globals in ``*.spec`` files."""
+        """Globals defined outside the file: the ``extra_globals`` setting, the ``globals``
+        of the file's ``.luaurc`` files, the project's selene std files and definition files,
+        and TestEZ's globals in ``*.spec`` files."""
         if self._project_globals is None:
             from .project.globals import project_globals
 
             self._project_globals = project_globals(self.root) if self.root is not None else frozenset()
-        names = self._project_globals | frozenset(self.settings.extra_globals)
+        names = self._project_globals | frozenset(self.settings.extra_globals) | self.luau_config(path).globals
         if path is not None and str(path).endswith((".spec.lua", ".spec.luau")):
             from .project.globals import TESTEZ_GLOBALS
 
@@ -291,7 +319,8 @@ class Engine:
             path=rel if rel is not None else (str(path) if path is not None else None),
             project=project,
             scripts=scripts,
-            options={"extra_globals": self.extra_globals(rel if rel is not None else path)},
+            options={"extra_globals": self.extra_globals(rel if rel is not None else path),
+                     "language_mode": self.language_mode(rel, lex)},
             in_datamodel=not (project is not None and rel is not None and project.outside_datamodel(rel)),
             plugin=self.plugin_project,
         )

@@ -11,7 +11,9 @@ Both sources use the same keys (the LSP client may send camelCase: ``projectFile
     plugin = true                           # a Studio plugin's code (default: detected)
     extra_globals = ["Knit"]                # added to .luaurc's "globals"
     language_mode = "strict"                # overrides .luaurc's "languageMode"
-    exclude = ["src/Generated/**", "**/*.bench.luau"]   # globs relative to this file; not linted
+    exclude = ["src/Generated/", "*.bench.luau"]   # .gitignore patterns relative to this file; not linted
+    extend-exclude = ["vendor/"]            # added to exclude (ruff's pair)
+    respect_gitignore = true                # leave out .gitignore'd paths and git submodules
     select = ["error", "deprecated_api"]    # report only these rule ids / severity groups (default: all)
     ignore = ["likely_unknown_instance"]    # never report these rule ids / severity groups
     errors_only = false                     # true: report error-severity findings only
@@ -113,6 +115,10 @@ class Settings:
     #: ``--!strict`` header wins over both: :mod:`luaguard.project.luaurc`)
     language_mode: str | None = None
     exclude: tuple[str, ...] = ()
+    #: added to ``exclude`` (ruff's pair: a layer's ``exclude`` replaces, ``extend_exclude`` adds)
+    extend_exclude: tuple[str, ...] = ()
+    #: leave out what ``.gitignore`` ignores and git submodules (:mod:`luaguard.ignores`)
+    respect_gitignore: bool = True
     rules: dict[str, RuleSettings] = field(default_factory=dict)
     #: rule selection (ruff's ``select``/``ignore``): rule ids and severity groups
     #: (:data:`SEVERITY_GROUPS`); empty ``select`` = every rule
@@ -121,6 +127,11 @@ class Settings:
     errors_only: bool = False
     completion: CompletionSettings = field(default_factory=CompletionSettings)
     toolcalls: ToolCallSettings = field(default_factory=ToolCallSettings)
+
+    @property
+    def excludes(self) -> tuple[str, ...]:
+        """``exclude`` then ``extend_exclude``: the patterns that leave files out."""
+        return self.exclude + self.extend_exclude
 
     def rule(self, rule_id: str) -> RuleSettings:
         return self.rules.get(rule_id, _DEFAULT_RULE)
@@ -265,11 +276,19 @@ def settings_from_mapping(data: Any, source: str, base: Settings | None = None) 
                 changes[key] = tuple(value)
             else:
                 bad(key, f"expected a list of names, got {value!r}")
-        elif key == "exclude":
+        elif key in ("exclude", "extend_exclude", "extend-exclude"):
             if isinstance(value, list) and all(isinstance(v, str) and v.strip() for v in value):
-                changes[key] = tuple(value)
+                if key == "exclude":
+                    changes[key] = tuple(value)
+                else:
+                    changes["extend_exclude"] = base.extend_exclude + tuple(value)
             else:
-                bad(key, f"expected a list of glob patterns, got {value!r}")
+                bad(key, f"expected a list of .gitignore-style patterns, got {value!r}")
+        elif key in ("respect_gitignore", "respect-gitignore"):
+            if isinstance(value, bool):
+                changes["respect_gitignore"] = value
+            else:
+                bad(key, f"expected true or false, got {value!r}")
         elif key in ("select", "ignore"):
             try:
                 changes[key] = parse_selectors(value)

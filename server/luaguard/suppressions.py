@@ -138,20 +138,24 @@ def parse_suppressions(ctx, known_rules=None) -> Suppressions:
         from .config import known_rule_ids
 
         known_rules = known_rule_ids()
-    tokens = ctx.lex.tokens
-    starts = [t.start for t in tokens]
-    first_code = tokens[0].start if tokens and tokens[0].kind != "eof" else len(text)
     import bisect
 
+    from .luau.lexer import EOF
+
+    tokens = ctx.lex.tokens
+    n = len(tokens) - (1 if tokens and tokens[-1].kind == EOF else 0)  # (no copy: most files have a --! header)
+    first_code = tokens[0].start if n else len(text)
+
+    def start_of(t) -> int:
+        return t.start
+
     def prev_token_on_line(offset: int) -> bool:
-        i = bisect.bisect_left(starts, offset) - 1
-        return i >= 0 and tokens[i].kind != "eof" and ctx.lines.line_of(tokens[i].start) == ctx.lines.line_of(offset)
+        i = bisect.bisect_left(tokens, offset, 0, n, key=start_of) - 1
+        return i >= 0 and ctx.lines.line_of(tokens[i].start) == ctx.lines.line_of(offset)
 
     def next_token(offset: int):
-        i = bisect.bisect_left(starts, offset)
-        while i < len(tokens) and tokens[i].kind == "eof":
-            return None
-        return tokens[i] if i < len(tokens) else None
+        i = bisect.bisect_left(tokens, offset, 0, n, key=start_of)
+        return tokens[i] if i < n else None
 
     node_ends: dict[int, int] | None = None
     for c in ctx.lex.comments:

@@ -109,3 +109,9 @@ def test_config_rule_key_that_names_no_rule_and_severity_message(tmp_path: Path)
     assert any(":4: rules.unknown_class:" in t and "expected one of off, error" in t for t in text), text
     assert "undefined_variabel" not in result.settings.rules
     assert result.settings.rule("unknown_member").enabled is False
+
+
+def test_a_directive_appended_to_a_todo_comment_silences_that_todo():
+    # the language server's "Suppress placeholder on this line" appends to the comment
+    src = "local x = 1 -- TODO later -- luaguard: allow(placeholder)\nlocal y = 1 -- TODO two\n"
+    assert rules(src) == [(1, "placeholder")]

@@ -301,7 +301,9 @@ def select_files(paths: Iterable[str | Path], *, root: Path | None = None, exclu
                     if reason is None and not drel.startswith("../"):
                         reason = ignore.reason(drel, is_dir=True)
                     if reason is not None:
-                        out.skipped[reason] += count_luau(os.path.join(dirpath, d))
+                        n = count_luau(os.path.join(dirpath, d))
+                        if n:  # (an empty submodule checkout is no news)
+                            out.skipped[reason] += n
                         continue
                     keep.append(d)
                 dirnames[:] = keep

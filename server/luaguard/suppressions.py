@@ -7,7 +7,8 @@ own comments silenced nothing or named no rule (:func:`suppression_findings`).
 **luaguard's own** (``-- luaguard: allow(rule, ...)``, selene's spelling):
 
 * a comment after code on its line silences the rules on that line;
-* a comment alone on its line silences the rules on the next line of code;
+* a comment alone on its line silences the rules on the next line of code (and on its own
+  line: a ``TODO`` the comment itself holds);
 * ``--# luaguard: allow(rule)`` anywhere silences the rules in the whole file;
 * ``all`` names every rule.
 
@@ -170,8 +171,10 @@ def parse_suppressions(ctx, known_rules=None) -> Suppressions:
                     if prev_token_on_line(c.start):
                         lines = (line,)
                     else:
+                        # the next line of code, and the comment's own line (the comment may say
+                        # more than the directive: `-- TODO x -- luaguard: allow(placeholder)`)
                         nxt = next_token(c.end)
-                        lines = (ctx.lines.line_of(nxt.start) if nxt is not None else line,)
+                        lines = (line, ctx.lines.line_of(nxt.start)) if nxt is not None else (line,)
                 at = c.start + m.start(1)
                 for part in re.finditer(r"[^,]+", m.group(1)):
                     name = part.group(0).strip()

@@ -117,14 +117,16 @@ def make_projects(args: argparse.Namespace, err: Callable[[str], None], first_pa
     return projects
 
 
-def collect_files(paths: Sequence[str], root: Path | None = None, exclude: Sequence[str] = ()):
+def collect_files(paths: Sequence[str], root: Path | None = None, exclude: Sequence[str] = (),
+                  respect_gitignore: bool = True):
     """The files ``luaguard check PATHS`` lints (:func:`luaguard.files.select_files`: every
-    ``.lua``/``.luau`` file except Wally's and npm's installs and the ``exclude`` globs).
-    Raises :class:`UsageError` for a path that does not exist."""
+    ``.lua``/``.luau`` file except package managers' installs, ``_Index`` trees, what git
+    leaves out and the ``exclude`` patterns).  Raises :class:`UsageError` for a path that
+    does not exist."""
     from .files import select_files
 
     try:
-        return select_files(paths, root=root, exclude=exclude)
+        return select_files(paths, root=root, exclude=exclude, respect_gitignore=respect_gitignore)
     except FileNotFoundError as exc:
         raise UsageError(f"{exc.args[0]}: no such file or directory") from None
 
@@ -277,10 +279,13 @@ def cmd_check(args: argparse.Namespace) -> int:
         from .files import SKIP_UNMAPPED, filter_project_files, unmapped_files
 
         if paths:
-            selection = collect_files(paths, engine.root, engine.settings.exclude)
+            selection = collect_files(paths, engine.root, engine.settings.excludes, engine.settings.respect_gitignore)
         else:
-            selection = filter_project_files(engine.script_files(), root=engine.root, exclude=engine.settings.exclude)
-            unmapped = unmapped_files(engine.root, engine.script_files(), exclude=engine.settings.exclude)
+            git = engine.settings.respect_gitignore
+            selection = filter_project_files(engine.script_files(), root=engine.root, exclude=engine.settings.excludes,
+                                             respect_gitignore=git)
+            unmapped = unmapped_files(engine.root, engine.script_files(), exclude=engine.settings.excludes,
+                                      respect_gitignore=git)
             if changes is not None:
                 unmapped = [u for u in unmapped if changes.relative(u) in changes.files]
             if unmapped:

@@ -9,8 +9,11 @@ Both sources use the same keys (the LSP client may send camelCase: ``projectFile
     project_file = "default.project.json"   # or a sourcemap via sourcemap_file
     placeholder_mode = "editor"             # "editor" | "patch"
     plugin = true                           # a Studio plugin's code (default: detected)
-    extra_globals = ["Knit"]
-    exclude = ["src/Generated/**", "**/*.bench.luau"]   # globs relative to this file; not linted
+    extra_globals = ["Knit"]                # added to .luaurc's "globals"
+    language_mode = "strict"                # overrides .luaurc's "languageMode"
+    exclude = ["src/Generated/", "*.bench.luau"]   # .gitignore patterns relative to this file; not linted
+    extend-exclude = ["vendor/"]            # added to exclude (ruff's pair)
+    respect_gitignore = true                # leave out .gitignore'd paths and git submodules
     select = ["error", "deprecated_api"]    # report only these rule ids / severity groups (default: all)
     ignore = ["likely_unknown_instance"]    # never report these rule ids / severity groups
     errors_only = false                     # true: report error-severity findings only
@@ -108,7 +111,14 @@ class Settings:
     #: the project is a Studio plugin's (``None``: detected, see :mod:`luaguard.project.plugin`)
     plugin: bool | None = None
     extra_globals: tuple[str, ...] = ()
+    #: Luau's language mode for every file (``None``: the nearest ``.luaurc``'s; a file's
+    #: ``--!strict`` header wins over both: :mod:`luaguard.project.luaurc`)
+    language_mode: str | None = None
     exclude: tuple[str, ...] = ()
+    #: added to ``exclude`` (ruff's pair: a layer's ``exclude`` replaces, ``extend_exclude`` adds)
+    extend_exclude: tuple[str, ...] = ()
+    #: leave out what ``.gitignore`` ignores and git submodules (:mod:`luaguard.ignores`)
+    respect_gitignore: bool = True
     rules: dict[str, RuleSettings] = field(default_factory=dict)
     #: rule selection (ruff's ``select``/``ignore``): rule ids and severity groups
     #: (:data:`SEVERITY_GROUPS`); empty ``select`` = every rule
@@ -117,6 +127,11 @@ class Settings:
     errors_only: bool = False
     completion: CompletionSettings = field(default_factory=CompletionSettings)
     toolcalls: ToolCallSettings = field(default_factory=ToolCallSettings)
+
+    @property
+    def excludes(self) -> tuple[str, ...]:
+        """``exclude`` then ``extend_exclude``: the patterns that leave files out."""
+        return self.exclude + self.extend_exclude
 
     def rule(self, rule_id: str) -> RuleSettings:
         return self.rules.get(rule_id, _DEFAULT_RULE)
@@ -194,9 +209,12 @@ class SettingsProblem:
     source: str
     key: str
     message: str
+    #: 1-based line of the key in the config file (``None``: not known, or not a file)
+    line: int | None = None
 
     def __str__(self) -> str:
-        return f"{self.source}: {self.key}: {self.message}"
+        where = f"{self.source}:{self.line}" if self.line else self.source
+        return f"{where}: {self.key}: {self.message}"
 
 
 class ConfigError(Exception):
@@ -248,16 +266,29 @@ def settings_from_mapping(data: Any, source: str, base: Settings | None = None) 
                 changes[key] = value
             else:
                 bad(key, f"expected true or false, got {value!r}")
+        elif key == "language_mode":
+            if value is None or value in ("strict", "nonstrict", "nocheck"):
+                changes[key] = value
+            else:
+                bad(key, f"expected 'strict', 'nonstrict' or 'nocheck', got {value!r}")
         elif key == "extra_globals":
             if isinstance(value, list) and all(isinstance(v, str) for v in value):
                 changes[key] = tuple(value)
             else:
                 bad(key, f"expected a list of names, got {value!r}")
-        elif key == "exclude":
+        elif key in ("exclude", "extend_exclude", "extend-exclude"):
             if isinstance(value, list) and all(isinstance(v, str) and v.strip() for v in value):
-                changes[key] = tuple(value)
+                if key == "exclude":
+                    changes[key] = tuple(value)
+                else:
+                    changes["extend_exclude"] = base.extend_exclude + tuple(value)
             else:
-                bad(key, f"expected a list of glob patterns, got {value!r}")
+                bad(key, f"expected a list of .gitignore-style patterns, got {value!r}")
+        elif key in ("respect_gitignore", "respect-gitignore"):
+            if isinstance(value, bool):
+                changes["respect_gitignore"] = value
+            else:
+                bad(key, f"expected true or false, got {value!r}")
         elif key in ("select", "ignore"):
             try:
                 changes[key] = parse_selectors(value)
@@ -286,18 +317,27 @@ def _rules(value: Any, source: str, problems: list[SettingsProblem]) -> dict[str
     if not isinstance(value, dict):
         problems.append(SettingsProblem(source, "rules", f"expected a table of rule settings, got {value!r}; using the defaults"))
         return out
+    known = known_rule_ids()
     for rule, spec in value.items():
         key = f"rules.{rule}"
+        if rule not in known:
+            from .fuzzy import best_fix, rank
+
+            wanted = str(rule).replace("-", "_")
+            best = wanted if wanted in known else best_fix(rank(wanted, known))
+            hint = f"did you mean '{best}'?" if best else f"rule ids: {', '.join(sorted(known))}"
+            problems.append(SettingsProblem(source, key, f"no luaguard rule is named {rule!r}; ignored ({hint})"))
+            continue
         if isinstance(spec, bool):
             out[rule] = RuleSettings(enabled=spec)
         elif isinstance(spec, str):
-            if spec.lower() in ("off", "none", "disabled", "allow"):
+            if spec.lower() in _OFF:
                 out[rule] = RuleSettings(enabled=False)
             else:
                 try:
                     out[rule] = RuleSettings(severity=Severity.parse(spec))
-                except ValueError as exc:
-                    problems.append(SettingsProblem(source, key, f"{exc}; using the default"))
+                except ValueError:
+                    problems.append(SettingsProblem(source, key, f"{_bad_severity(spec)}; using the default"))
         elif isinstance(spec, dict):
             enabled = spec.get("enabled", True)
             sev = spec.get("severity")
@@ -305,14 +345,70 @@ def _rules(value: Any, source: str, problems: list[SettingsProblem]) -> dict[str
                 problems.append(SettingsProblem(source, key + ".enabled", f"expected true or false, got {enabled!r}; using true"))
                 enabled = True
             severity = None
-            if sev is not None:
+            if isinstance(sev, str) and sev.lower() in _OFF:
+                enabled = False
+            elif sev is not None:
                 try:
                     severity = Severity.parse(str(sev))
-                except ValueError as exc:
-                    problems.append(SettingsProblem(source, key + ".severity", f"{exc}; using the default"))
+                except ValueError:
+                    problems.append(SettingsProblem(source, key + ".severity", f"{_bad_severity(sev)}; using the default"))
             out[rule] = RuleSettings(enabled=enabled, severity=severity)
         else:
             problems.append(SettingsProblem(source, key, f"expected 'off', a severity or a table, got {spec!r}; using the default"))
+    return out
+
+
+#: the values of a rule's setting that turn it off
+_OFF = ("off", "none", "disabled", "allow")
+
+
+def _bad_severity(value: Any) -> str:
+    return f"unknown severity {value!r}; expected one of off, error, warning, information, hint"
+
+
+def key_lines(text: str) -> dict[str, int]:
+    """The 1-based line of each key of a TOML text, as dotted paths (``"rules.placeholder"``,
+    ``"completion.model"``): the key lines under each ``[table]`` header and the headers
+    themselves; inline tables and arrays of tables are not looked into.  For messages only."""
+    out: dict[str, int] = {}
+    table = ""
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        m = re.match(r"^\[\s*([^\[\]]+?)\s*\]", line)
+        if m:
+            table = ".".join(p.strip().strip('"\'') for p in m.group(1).split("."))
+            out.setdefault(table, n)
+            continue
+        m = re.match(r"""^("[^"]*"|'[^']*'|[A-Za-z0-9_.\- ]+?)\s*=""", line)
+        if m:
+            key = ".".join(p.strip().strip('"\'') for p in m.group(1).split("."))
+            out.setdefault(f"{table}.{key}" if table else key, n)
+    return out
+
+
+def with_lines(problems: list[SettingsProblem], path: Path | str, text: str | None = None) -> list[SettingsProblem]:
+    """``problems`` of the config file ``path`` with the line of their key set (read from
+    ``text``, else from the file through :mod:`luaguard.files`); unchanged when unknown."""
+    mine = [p for p in problems if p.source == str(path) and p.line is None]
+    if not mine:
+        return problems
+    if text is None:
+        from .files import read_text
+
+        try:
+            text = read_text(path, root=Path(path).parent, limit=MAX_CONFIG_BYTES)
+        except (OSError, ValueError):
+            return problems
+    lines = key_lines(text)
+    out = []
+    for p in problems:
+        if p in mine:
+            parts = p.key.split(".")
+            line = next((lines[k] for k in (".".join(parts[:i]) for i in range(len(parts), 0, -1)) if k in lines), None)
+            p = replace(p, line=line)
+        out.append(p)
     return out
 
 

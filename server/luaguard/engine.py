@@ -4,12 +4,9 @@ The CLI and the LSP server both hold an :class:`Engine` for a project root; neit
 contains check logic.  Flow: text -> tokens -> AST -> checks -> suppression and
 severity settings -> sorted :class:`~luaguard.findings.Finding` list.
 
-Inline suppression (selene's style):
-
-* ``foo() -- luaguard: allow(unknown_instance)`` silences the rule on that line;
-* a comment alone on a line, ``-- luaguard: allow(placeholder, unknown_instance)``,
-  silences the rules on the next line of code;
-* ``--# luaguard: allow(rule)`` anywhere silences the rule for the whole file.
+Inline suppression: luaguard's own comments (``-- luaguard: allow(rule)``), selene's
+(``-- selene: allow(undefined_variable)``) and Luau's (``--!nolint UnknownGlobal``) -
+:mod:`luaguard.suppressions` says which forms and which rules.
 """
 
 from __future__ import annotations
@@ -17,7 +14,6 @@ from __future__ import annotations
 import gc
 import logging
 import os
-import re
 import weakref
 from collections import Counter
 from contextlib import contextmanager
@@ -31,11 +27,11 @@ from .checks.base import CheckContext
 from .config import Settings
 from .findings import Finding, Severity
 from .luau.lexer import tokenize
+from .suppressions import Suppressions, parse_suppressions, suppression_findings  # noqa: F401 (re-exported)
 from .text import LineIndex, decode_source
 
 LUAU_SUFFIXES = (".luau", ".lua")
 
-_ALLOW = re.compile(r"luaguard:\s*allow\(([^)]*)\)")
 INTERNAL_ERROR = "internal_error"
 #: Rules that assume the file runs in Roblox: warnings in files the project does not map
 #: into its DataModel (:attr:`~luaguard.checks.base.CheckContext.in_datamodel`) - except
@@ -67,50 +63,6 @@ def default_checks() -> list:
     from .checks import registry
 
     return registry.all_checks()
-
-
-@dataclass
-class Suppressions:
-    """Rule ids silenced per 0-based line, and for the whole file."""
-
-    file_rules: set[str] = field(default_factory=set)
-    line_rules: dict[int, set[str]] = field(default_factory=dict)
-
-    def allows(self, finding: Finding) -> bool:
-        rule = finding.rule
-        if rule in self.file_rules or "all" in self.file_rules:
-            return True
-        rules = self.line_rules.get(finding.range.start.line)
-        return bool(rules) and (rule in rules or "all" in rules)
-
-
-def parse_suppressions(ctx: CheckContext) -> Suppressions:
-    """Read ``luaguard: allow(...)`` comments (see the module docstring)."""
-    sup = Suppressions()
-    if "luaguard:" not in ctx.text:
-        return sup
-    tokens = ctx.lex.tokens
-    token_lines = None
-    for c in ctx.lex.comments:
-        m = _ALLOW.search(c.text)
-        if not m:
-            continue
-        rules = {r.strip() for r in m.group(1).split(",") if r.strip()}
-        if c.text.startswith("--#"):
-            sup.file_rules |= rules
-            continue
-        line = ctx.lines.line_of(c.start)
-        if token_lines is None:
-            token_lines = [ctx.lines.line_of(t.start) for t in tokens]
-        # Trailing comment: a token precedes it on the same line.
-        trailing = any(tl == line and t.start < c.start for t, tl in zip(tokens, token_lines))
-        if trailing:
-            target = line
-        else:
-            after = [tl for t, tl in zip(tokens, token_lines) if t.start > c.end]
-            target = after[0] if after else line
-        sup.line_rules.setdefault(target, set()).update(rules)
-    return sup
 
 
 @dataclass(frozen=True)
@@ -156,6 +108,7 @@ class Engine:
         self._snapshot: Snapshot | None = None
         self._project_globals: frozenset[str] | None = None
         self._plugin: tuple | None = None
+        self._luaurc = None  # a luaguard.project.luaurc.LuaurcReader, made on first use
 
     # -- project -----------------------------------------------------------------
     @property
@@ -179,6 +132,7 @@ class Engine:
         self._project = None
         self._project_globals = None
         self._snapshot = None
+        self._luaurc = None
         if self.root is None:
             return
         from .project.index import ProjectFileError, load_project
@@ -224,6 +178,8 @@ class Engine:
         if project is None:
             return False
         project.apply_file_changes(changed, deleted)
+        if any(rel.rsplit("/", 1)[-1] == ".luaurc" for rel in (*changed, *deleted)):
+            self._luaurc = None
         scripts = [self.root / rel for rel in (*changed, *deleted) if rel.endswith(LUAU_SUFFIXES)]
         if self._snapshot is not None and self._snapshot.project is project:
             self._snapshot = self._snapshot.after_changes(scripts)
@@ -291,14 +247,38 @@ class Engine:
         """Every ``.lua``/``.luau`` file the project maps (sorted)."""
         return sorted(set(self._script_files()))
 
+    def luau_config(self, path: str | Path | None):
+        """The :class:`~luaguard.project.luaurc.LuauConfig` of the project file ``path``
+        (absolute or root-relative): its nearest ``.luaurc`` files' (none outside the root)."""
+        from .project.luaurc import EMPTY, LuaurcReader
+
+        if self.root is None or path is None:
+            return EMPTY
+        if self._luaurc is None:
+            self._luaurc = LuaurcReader(self.root)
+        return self._luaurc.for_file(self.project_relpath(path))
+
+    def language_mode(self, path: str | Path | None, lex=None) -> str | None:
+        """Luau's language mode of a file: its header hot comment (``--!strict``; ``lex``:
+        the file's tokens), else the ``language_mode`` setting, else the nearest ``.luaurc``'s
+        ``languageMode``; ``None``: none set."""
+        if lex is not None:
+            from .project.luaurc import header_mode
+
+            mode = header_mode(lex)
+            if mode is not None:
+                return mode
+        return self.settings.language_mode or self.luau_config(path).language_mode
+
     def extra_globals(self, path: str | Path | None) -> frozenset[str]:
-        """Globals defined outside the file: the ``extra_globals`` setting, the project's
-        selene std files and definition files, and TestEZ's globals in ``*.spec`` files."""
+        """Globals defined outside the file: the ``extra_globals`` setting, the ``globals``
+        of the file's ``.luaurc`` files, the project's selene std files and definition files,
+        and TestEZ's globals in ``*.spec`` files."""
         if self._project_globals is None:
             from .project.globals import project_globals
 
             self._project_globals = project_globals(self.root) if self.root is not None else frozenset()
-        names = self._project_globals | frozenset(self.settings.extra_globals)
+        names = self._project_globals | frozenset(self.settings.extra_globals) | self.luau_config(path).globals
         if path is not None and str(path).endswith((".spec.lua", ".spec.luau")):
             from .project.globals import TESTEZ_GLOBALS
 
@@ -339,7 +319,8 @@ class Engine:
             path=rel if rel is not None else (str(path) if path is not None else None),
             project=project,
             scripts=scripts,
-            options={"extra_globals": self.extra_globals(rel if rel is not None else path)},
+            options={"extra_globals": self.extra_globals(rel if rel is not None else path),
+                     "language_mode": self.language_mode(rel, lex)},
             in_datamodel=not (project is not None and rel is not None and project.outside_datamodel(rel)),
             plugin=self.plugin_project,
         )
@@ -395,9 +376,12 @@ class Engine:
         """Run every enabled check on a prepared context (``count``: see :meth:`lint_text`)."""
         settings = self.settings
         out: list[Finding] = []
+        unselected: list[Finding] = []  # (a suppression that silences one of these is used)
+        ran: set[str] = set()
         for check in self.checks:
             if not any(settings.rule(r).enabled for r in check.rules):
                 continue
+            ran.update(r for r in check.rules if settings.rule(r).enabled)
             try:
                 found = check.check(ctx)
             except Exception as exc:  # a bug in one check must not hide the others
@@ -413,11 +397,26 @@ class Engine:
                 if rs.severity is not None:
                     f.severity = rs.severity
                 if not settings.selects(f.rule, f.severity):
+                    unselected.append(f)
                     continue  # select / ignore / errors_only
                 out.append(f)
         out = merge_syntax(out)
-        sup = parse_suppressions(ctx)
-        out = [f for f in out if not sup.allows(f)]
+        from .config import known_rule_ids
+
+        known = known_rule_ids()
+        sup = parse_suppressions(ctx, known)
+        if sup.allows_ or sup.unknown:
+            out = [f for f in out if not sup.allows(f)]
+            for f in unselected:
+                sup.allows(f)
+            for f in suppression_findings(ctx, sup, ran, known):
+                rs = settings.rule(f.rule)
+                if not rs.enabled:
+                    continue
+                if rs.severity is not None:
+                    f.severity = rs.severity
+                if settings.selects(f.rule, f.severity) and not sup.allows(f, mark=False):
+                    out.append(f)
         for f in out:
             f.file = display_path
             if count:

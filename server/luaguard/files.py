@@ -25,12 +25,13 @@ Every ``.lua``/``.luau`` file is linted wherever it lives (a project's own code 
 ``src/ReplicatedFirst/Packages/MyGame/`` or a dot-folder such as ``.lune/``), except:
 
 * third-party code a package manager installs and owns: Wally's managed index
-  (``_Index`` inside ``Packages``, ``DevPackages`` or ``ServerPackages``) and npm's
-  ``node_modules``;
+  (``_Index`` inside ``Packages``, ``DevPackages`` or ``ServerPackages``), any other
+  ``_Index`` tree (Wally packages vendored elsewhere: ``Submodules/Foo/Packages/_Index``,
+  ``vendor/_Index``) and npm's ``node_modules``;
 * version-control metadata (``.git``, ``.hg``, ``.svn``);
-* files matching the ``exclude`` globs of ``luaguard.toml`` - selene's setting of the same
-  name: glob patterns relative to the project root, ``*`` within one path segment, ``**``
-  across segments (matched with wcmatch's ``globmatch``, ``GLOBSTAR``);
+* what git leaves out - paths ``.gitignore`` ignores and git submodules - and the ``exclude`` /
+  ``extend-exclude`` patterns of ``luaguard.toml`` (``.gitignore`` semantics, relative to the
+  project root): :mod:`luaguard.ignores`;
 * files that are not Luau (another extension): skipped with a note when named on the
   command line.
 
@@ -55,7 +56,8 @@ LUAU_SUFFIXES = (".lua", ".luau")
 
 SKIP_WALLY = "Wally's managed packages (Packages/_Index)"
 SKIP_NPM = "npm packages (node_modules)"
-SKIP_EXCLUDED = "excluded by luaguard.toml's exclude"
+SKIP_INDEX = "vendored packages (an _Index tree)"
+SKIP_EXCLUDED = "excluded by luaguard.toml's exclude / extend-exclude"
 SKIP_NOT_LUAU = "not a Luau file (.lua/.luau)"
 SKIP_UNMAPPED = "not mapped by the project file (pass PATHS, e.g. `luaguard check .`, to check them)"
 SKIP_OUTSIDE = "links to files outside the project root (not read)"
@@ -213,28 +215,42 @@ class FileSelection:
 
 def is_managed_dir(parent: str, name: str) -> str | None:
     """The skip reason of directory ``name`` inside ``parent`` (names only), or ``None``."""
-    if name == "_Index" and parent in _WALLY_FOLDERS:
-        return SKIP_WALLY
+    if name == "_Index":
+        return SKIP_WALLY if parent in _WALLY_FOLDERS else SKIP_INDEX
     if name == "node_modules":
         return SKIP_NPM
     return None
 
 
-def excluded(rel: str, patterns: Sequence[str]) -> bool:
-    """Does the project-root-relative POSIX path ``rel`` match one of the ``exclude`` globs?"""
+def excluded(rel: str, patterns: Sequence[str], *, is_dir: bool = False) -> bool:
+    """Does an ``exclude`` / ``extend-exclude`` pattern (``.gitignore`` semantics, relative to
+    the project root) leave out the root-relative POSIX path ``rel`` or a directory above it?"""
     if not patterns:
         return False
-    from wcmatch import glob as wglob
+    from .ignores import exclude_spec, matches
 
-    return wglob.globmatch(rel, list(patterns), flags=wglob.GLOBSTAR | wglob.DOTGLOB)
+    spec = exclude_spec(patterns)
+    if spec is None:
+        return False
+    parts = rel.split("/")
+    for end in range(1, len(parts)):
+        if matches(spec, "/".join(parts[:end]), True):
+            return True
+    return bool(matches(spec, rel, is_dir))
 
 
-def select_files(paths: Iterable[str | Path], *, root: Path | None = None, exclude: Sequence[str] = ()) -> FileSelection:
+def select_files(paths: Iterable[str | Path], *, root: Path | None = None, exclude: Sequence[str] = (),
+                 respect_gitignore: bool = True) -> FileSelection:
     """Expand ``paths`` (files and directories) to the files to lint (see the module
-    docstring); ``root`` is the project root the ``exclude`` globs are relative to.
+    docstring); ``root`` is the project root the ``exclude`` patterns and ``.gitignore``
+    files are read from (a directory outside any project: itself); ``respect_gitignore``:
+    leave out what ``.gitignore`` ignores and git submodules (:mod:`luaguard.ignores`).
     Raises ``FileNotFoundError`` naming a path that does not exist."""
+    from .ignores import IgnoreRules, count_luau
+
     out = FileSelection()
     seen: set[Path] = set()
+    rules: dict[Path, IgnoreRules] = {}
 
     def add(p: Path, boundary: Path | None) -> None:
         key = p.resolve()
@@ -266,15 +282,28 @@ def select_files(paths: Iterable[str | Path], *, root: Path | None = None, exclu
         in_project = root is not None and (lexically_inside(p, root) or inside(p, root))
         if p.is_dir():
             boundary = root if in_project else p
+            base_dir = Path(os.path.abspath(boundary))
+            ignore = rules.get(base_dir)
+            if ignore is None:
+                ignore = rules[base_dir] = IgnoreRules(base_dir, respect_gitignore=respect_gitignore)
             for dirpath, dirnames, filenames in os.walk(p):
                 base = os.path.basename(dirpath)
+                here = Path(os.path.relpath(os.path.abspath(dirpath), base_dir)).as_posix()
+                here = "" if here == "." else here
                 keep = []
                 for d in sorted(dirnames):
                     if d in _VCS_DIRS or d == "__pycache__":
                         continue
+                    drel = f"{here}/{d}" if here else d
                     reason = is_managed_dir(base, d)
+                    if reason is None and in_project and excluded(drel, exclude, is_dir=True):
+                        reason = SKIP_EXCLUDED
+                    if reason is None and not drel.startswith("../"):
+                        reason = ignore.reason(drel, is_dir=True)
                     if reason is not None:
-                        out.skipped[reason] += _count_luau(os.path.join(dirpath, d))
+                        n = count_luau(os.path.join(dirpath, d))
+                        if n:  # (an empty submodule checkout is no news)
+                            out.skipped[reason] += n
                         continue
                     keep.append(d)
                 dirnames[:] = keep
@@ -285,6 +314,11 @@ def select_files(paths: Iterable[str | Path], *, root: Path | None = None, exclu
                     rel = rel_of(f)
                     if rel is not None and excluded(rel, exclude):
                         out.skipped[SKIP_EXCLUDED] += 1
+                        continue
+                    frel = f"{here}/{name}" if here else name
+                    why_ignored = ignore.reason(frel) if not frel.startswith("../") else None
+                    if why_ignored is not None:
+                        out.skipped[why_ignored] += 1
                         continue
                     why = refused(f, boundary)
                     if why is not None:
@@ -310,9 +344,14 @@ def select_files(paths: Iterable[str | Path], *, root: Path | None = None, exclu
     return out
 
 
-def filter_project_files(files: Iterable[Path], *, root: Path, exclude: Sequence[str] = ()) -> FileSelection:
-    """The project's own script files (``luaguard check`` without PATHS) minus Wally's and
-    npm's installs and the ``exclude`` globs."""
+def filter_project_files(files: Iterable[Path], *, root: Path, exclude: Sequence[str] = (),
+                         respect_gitignore: bool = True) -> FileSelection:
+    """The project's own script files (``luaguard check`` without PATHS) minus package
+    managers' installs and ``_Index`` trees, the ``exclude`` patterns and (``respect_gitignore``)
+    what ``.gitignore`` ignores and git submodules."""
+    from .ignores import IgnoreRules
+
+    ignore = IgnoreRules(root, respect_gitignore=respect_gitignore)
     out = FileSelection()
     for f in files:
         try:
@@ -323,10 +362,10 @@ def filter_project_files(files: Iterable[Path], *, root: Path, exclude: Sequence
         reason = next((r for a, b in zip(parts, parts[1:]) if (r := is_managed_dir(a, b)) is not None), None)
         if reason is None and parts and parts[0] == "node_modules":
             reason = SKIP_NPM
+        if reason is None and not rel.startswith("../"):
+            reason = SKIP_EXCLUDED if excluded(rel, exclude) else ignore.reason_with_parents(rel)
         if reason is not None:
             out.skipped[reason] += 1
-        elif excluded(rel, exclude):
-            out.skipped[SKIP_EXCLUDED] += 1
         elif not inside(f, root):
             out.refuse(SKIP_OUTSIDE, f)
         elif os.path.exists(f) and not regular_file(f):
@@ -335,13 +374,6 @@ def filter_project_files(files: Iterable[Path], *, root: Path, exclude: Sequence
             out.files.append(f)
             out.roots[f] = root
     return out
-
-
-def _count_luau(path: str) -> int:
-    n = 0
-    for _dirpath, _dirnames, filenames in os.walk(path):
-        n += sum(1 for f in filenames if f.endswith(LUAU_SUFFIXES))
-    return n
 
 
 def write_atomic(path: str | Path, data: bytes, *, root: str | Path | None = None,
@@ -392,9 +424,11 @@ def write_atomic(path: str | Path, data: bytes, *, root: str | Path | None = Non
         raise
 
 
-def unmapped_files(root: Path, mapped: Iterable[Path], *, exclude: Sequence[str] = ()) -> list[Path]:
+def unmapped_files(root: Path, mapped: Iterable[Path], *, exclude: Sequence[str] = (),
+                   respect_gitignore: bool = True) -> list[Path]:
     """The ``.lua``/``.luau`` files under ``root`` (the walk of :func:`select_files`:
-    Wally's and npm's installs, VCS folders and ``exclude`` left out) that are not in
-    ``mapped`` - what ``luaguard check`` without PATHS does not lint."""
+    package managers' installs, VCS folders, ``exclude`` and what git leaves out left out)
+    that are not in ``mapped`` - what ``luaguard check`` without PATHS does not lint."""
     keys = {p.resolve() for p in mapped}
-    return [p for p in select_files([root], root=root, exclude=exclude).files if p.resolve() not in keys]
+    return [p for p in select_files([root], root=root, exclude=exclude, respect_gitignore=respect_gitignore).files
+            if p.resolve() not in keys]

@@ -5,7 +5,9 @@ clearly best, and marks it safe or unsafe (:attr:`~luaguard.findings.Fix.safe`, 
 *applicability*).  This module only applies them; it decides nothing about Luau:
 
 * only safe fixes, unless ``unsafe`` (``--unsafe-fixes``); suppression comments are never
-  written (a suppression is a person's decision; the language server offers it as an action);
+  written (a suppression is a person's decision; the language server offers it as an action),
+  only corrected or removed where they name no rule or silence nothing (``unknown_suppression``,
+  ``unused_suppression``: :mod:`luaguard.suppressions`);
 * never in a text Luau's grammar rejects (a fix computed on a tree the parser had to repair
   may land in the wrong place): the text is returned unchanged with ``skipped`` set;
 * edits of one pass never overlap (the first by position wins; the rest wait for the next pass);

@@ -197,7 +197,7 @@ class ProjectSet:
         primary_file = None
         if primary is not None and primary.project_file is not None and self.primary.root is not None:
             primary_file = self.relpath(primary.project_file)
-        files, left_out = find_project_files(self.root, self.settings.exclude)
+        files, left_out = find_project_files(self.root, self.settings.excludes)
         if left_out:
             self.problems.append(f"{self.root}: {left_out} more project files than the {MAX_PROJECT_FILES} read; "
                                  "the scripts only they map are judged by the root's project")

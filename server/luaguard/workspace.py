@@ -22,6 +22,7 @@ from .config import (
     settings_from_mapping,
     user_config_path,
     user_only_keys_set,
+    with_lines,
     without_user_only_keys,
 )
 
@@ -114,7 +115,7 @@ def read_project_settings(root: Path | None, base: Settings | None = None) -> Pr
                 problems.append(SettingsProblem(str(user_path), "trusted_projects",
                                                 "expected a list of folders; no project trusted"))
             settings, found = settings_from_mapping(data, str(user_path), settings)
-            problems += found
+            problems += with_lines(found, user_path)
     result = ProjectSettings(settings, problems, None, None, notices)
     path = None
     if root is not None:
@@ -139,7 +140,7 @@ def read_project_settings(root: Path | None, base: Settings | None = None) -> Pr
                     f"LUAGUARD_COMPLETION_MODEL); or, if you trust this repository, add "
                     f"trusted_projects = [\"{Path(root).resolve()}\"] to {user_path}.")
             result.settings, found = settings_from_mapping(data, str(path), result.settings)
-            result.problems += found
+            result.problems += with_lines(found, path)
     env = env_settings()
     if env:
         result.settings, found = settings_from_mapping(env, "environment", result.settings)

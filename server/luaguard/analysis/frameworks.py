@@ -96,7 +96,7 @@ class Frameworks:
         self._siblings: dict[int, tuple[Instance, frozenset[str]]] = {}
         self._tomls: dict[str, dict | None] = {}
         self._nevermore: tuple[str | None] | None = None
-        self._luaurc: dict[str, dict[str, str]] = {}
+        self._luaurc = None  # a luaguard.project.luaurc.LuaurcReader, made on first use
         self._mode: tuple[str, dict[str, str]] | None = None
         self._ignores: dict[str, list[str]] = {}
 
@@ -226,31 +226,13 @@ class Frameworks:
     def luaurc_aliases(self, rel_dir: str) -> dict[str, tuple[str, str]]:
         """Aliases seen from the root-relative directory ``rel_dir``: ``{alias (lower-case):
         (root-relative target, the .luaurc that defines it)}``, nearer ``.luaurc`` files
-        winning (every ``.luaurc`` from ``rel_dir`` up to the root)."""
-        rel_dir = posixpath.normpath(rel_dir) if rel_dir else ""
-        if rel_dir == ".":
-            rel_dir = ""
-        got = self._luaurc.get(rel_dir)
-        if got is not None:
-            return got
-        parent = posixpath.dirname(rel_dir)
-        out = dict(self.luaurc_aliases(parent)) if rel_dir else {}
-        where = posixpath.join(rel_dir, ".luaurc") if rel_dir else ".luaurc"
-        text = self._read(where)
-        if text is not None:
-            try:
-                data = json.loads(_TRAILING_COMMA.sub(r"\1", _LINE_COMMENT.sub("", text)))
-            except ValueError:
-                data = None
-            aliases = data.get("aliases") if isinstance(data, dict) else None
-            if isinstance(aliases, dict):
-                for key, value in aliases.items():
-                    if isinstance(key, str) and isinstance(value, str) and key:
-                        target = posixpath.normpath(posixpath.join(rel_dir, value)) if not value.startswith("/") else None
-                        if target is not None:
-                            out[key.lower().lstrip("@")] = ("" if target == "." else target, where)
-        self._luaurc[rel_dir] = out
-        return out
+        winning (:mod:`luaguard.project.luaurc`, the one reader of ``.luaurc``; an alias that
+        leads outside the root is left out: not judged)."""
+        if self._luaurc is None:
+            from ..project.luaurc import LuaurcReader
+
+            self._luaurc = LuaurcReader(self._root)
+        return self._luaurc.for_dir(rel_dir).aliases
 
     def file_child(self, rel: str, name: str) -> str | None:
         """The root-relative path a require component ``name`` reaches from the directory

@@ -52,6 +52,8 @@ from ..luau.structure import EXPRESSION_PRECEDERS
 from .base import CheckContext
 
 RULE = "placeholder"
+#: a suppression comment's directive (luaguard.suppressions)
+_DIRECTIVE = re.compile(r"(?:--\s*)?luaguard:\s*allow\([^)]*\)")
 
 #: Context bytes that start a comment's subject (see the module docstring).
 CTX_LINE, CTX_RUN, CTX_BLOCK, CTX_TYPE, CTX_TYPE_BLOCK, CTX_TRAIL = 0x01, 0x02, 0x03, 0x04, 0x05, 0x06
@@ -296,7 +298,12 @@ class PlaceholderCheck:
         for tok, context in zip(comments, contexts):
             body = comment_body(tok)
             if "luaguard:" in body:
-                continue  # a suppression directive (the user's, read by the engine)
+                # a suppression directive (the user's, read by the engine) is no placeholder; what
+                # the comment says before it is (`-- TODO x -- luaguard: allow(placeholder)`, the
+                # language server's "Suppress" action): blanked, so offsets stay
+                body = _DIRECTIVE.sub(lambda d: " " * len(d.group(0)), body)
+                if not body.strip(" -"):
+                    continue
             m = match_comment(context, body)
             if m is None:
                 continue

@@ -41,6 +41,9 @@ FILE_RULES: dict[str, Severity] = {
     "unreadable_file": Severity.ERROR,
     "invalid_utf8": Severity.WARNING,
     "internal_error": Severity.ERROR,
+    # luaguard's own suppression comments (luaguard.suppressions)
+    "unknown_suppression": Severity.WARNING,
+    "unused_suppression": Severity.WARNING,
 }
 
 
@@ -118,6 +121,15 @@ RULE_HELP: dict[str, RuleHelp] = {
     "invalid_utf8": RuleHelp(
         "A file that is not valid UTF-8",
         "Invalid bytes were read as U+FFFD; findings after them may be off. `--fix` does not change such a file."),
+    "unknown_suppression": RuleHelp(
+        "A `luaguard: allow(...)` comment names no luaguard rule (a typo: `undefined-variable`)",
+        "The comment silences nothing. The fix (safe) puts in the one clearly best rule id; with no clear "
+        "candidate it removes the name (unsafe: review it). selene's and Luau's names belong in their own "
+        "comments (`-- selene: allow(...)`, `--!nolint Name`)."),
+    "unused_suppression": RuleHelp(
+        "A `luaguard: allow(rule)` comment silences no finding (ruff's RUF100)",
+        "The rule ran and found nothing where the comment applies, so the comment only hides a future finding. "
+        "The fix (safe) removes the rule from the comment, or the whole comment."),
     "internal_error": RuleHelp(
         "luaguard failed on this file (a bug)",
         "The other checks still ran. Please report the file that triggers it."),

@@ -43,7 +43,8 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 FIX_ALL = f"{types.CodeActionKind.SourceFixAll.value}.luaguard"
 
 #: Rules a suppression comment makes no sense for.
-UNSUPPRESSIBLE = frozenset({"too_many_problems", "unreadable_file", "internal_error"})
+UNSUPPRESSIBLE = frozenset({"too_many_problems", "unreadable_file", "internal_error", "unknown_suppression",
+                            "unused_suppression"})
 
 #: Documents larger than this are not tokenized to place a suppression comment.
 LEX_LIMIT = 2_000_000

@@ -13,7 +13,7 @@ import sys
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 from . import __version__
 from .config import Settings
@@ -309,8 +309,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         from .console import file_progress
 
         with file_progress(len(files), enabled=_stderr_is_terminal()) as advance:
-            for file in files:
-                c = _check_file(engine, file, shown_path(file), fix, err, selection.roots.get(file))
+            for c in _check_files(engine, files, fix, err, selection.roots, args.jobs):
                 if changes is not None:
                     since_hidden += _keep_introduced(engine, c, changes)
                 checked.append(c)
@@ -436,6 +435,37 @@ def _check_stdin(engine, args: argparse.Namespace, fix: FixOptions | None) -> Ch
         f.file = name
     path = Path(path_for_engine) if args.stdin_filename else None
     return Checked(path, name, text, found, fixed)
+
+
+def _check_files(engine, files: list[Path], fix: FixOptions | None, err: Callable[[str], None],
+                 roots: dict, jobs: int | None) -> Iterator[Checked]:
+    """:func:`_check_file` of each of ``files``, in order.  Without ``--fix``, over ``jobs``
+    worker processes (``None``: one per CPU; :mod:`luaguard.parallel`): the same results
+    in the same order as one process, and the findings counted in ``engine.stats`` as one
+    process counts them.  ``--fix`` writes files and prints diffs: one process."""
+    from . import parallel
+
+    if jobs is None:
+        jobs = parallel.default_jobs()
+    if fix is not None or jobs <= 1 or len(files) < parallel.MIN_FILES:
+        for file in files:
+            yield _check_file(engine, file, shown_path(file), fix, err, roots.get(file))
+        return
+    parent = os.getpid()
+    stats = engine.stats
+
+    def one(file: Path) -> tuple[Checked, Counter | None]:
+        if os.getpid() == parent:  # (no worker: counted here already)
+            return _check_file(engine, file, shown_path(file), None, err, roots.get(file)), None
+        before = Counter(stats)
+        c = _check_file(engine, file, shown_path(file), None, err, roots.get(file))
+        return c, stats - before
+
+    parallel.warm(engine)
+    for c, counted in parallel.map_ordered(one, files, jobs):
+        if counted:
+            stats.update(counted)
+        yield c
 
 
 def _check_file(engine, path: Path, shown: str, fix: FixOptions | None, err: Callable[[str], None],
@@ -945,6 +975,14 @@ def _count(value: str) -> int:
     return n
 
 
+def _jobs(value: str) -> int:
+    """argparse type: a number of worker processes, >= 1."""
+    n = _count(value)
+    if n < 1:
+        raise argparse.ArgumentTypeError("expected a number of processes >= 1, got 0")
+    return n
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="luaguard", description="Guard-rails for AI-written Roblox (Luau) code.")
     parser.add_argument("--version", action="version", version=_version())
@@ -992,6 +1030,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--exit-zero", action="store_true", help="exit 0 even when errors are found (2 stays for usage errors)")
     g.add_argument("--max-warnings", type=_count, metavar="N",
                    help="exit 1 when more than N warnings are reported (as well as on any error)")
+    p.add_argument("-j", "--jobs", type=_jobs, metavar="N", default=None,
+                   help="worker processes that lint the files (default: one per CPU; 1: none); the output is the "
+                        "same, in the same order; --fix runs in one process")
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("validate", help="validate AI tool calls, plans or OpenAI tool_calls messages")

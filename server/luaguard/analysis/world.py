@@ -39,6 +39,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..luau import ast as A
 from ..project.tree import Instance
 from .facts import FileFacts, extract_facts
 from .places import CHARACTER_PARTS, origin, runs_in_place
@@ -70,7 +71,7 @@ class OwnFacts:
     instances the file maps to); :meth:`facts` parses lazily (``chunk`` returns the
     linter's parse when there is one)."""
 
-    __slots__ = ("names", "path", "scripts", "_text", "_chunk", "_facts")
+    __slots__ = ("names", "path", "scripts", "_text", "_chunk", "_facts", "_found")
 
     def __init__(self, text: str, path: Path | None, scripts, names=None, chunk=None) -> None:
         self._text = text
@@ -79,6 +80,24 @@ class OwnFacts:
         self.names = frozenset(created_names(text) if names is None else names)
         self._chunk = chunk
         self._facts: FileFacts | None = None
+        self._found: frozenset[str] | None = None
+
+    def may_check_for(self, name: str) -> bool:
+        """Might :meth:`facts`' ``presence`` hold ``name``?  False only when the text has
+        no ``:FindFirstChild("name")`` call (every method call of a parse is among its
+        ``lookups``): then the facts need not be extracted to know it does not."""
+        found = self._found
+        if found is None:
+            if self._facts is not None:
+                return True
+            chunk = self._chunk() if callable(self._chunk) else self._chunk
+            if chunk is None:
+                return True
+            found = self._found = frozenset(
+                c.args[0].value for c in chunk.lookups
+                if type(c) is A.ExprCall and c.is_method and c.args and type(c.args[0]) is A.ExprString
+                and c.method == "FindFirstChild")
+        return name in found
 
     def facts(self, world: "RuntimeWorld") -> FileFacts | None:
         if self._facts is None:

@@ -77,8 +77,23 @@ def _first_parent_set(text: str) -> int:
     return -1
 
 
+_LAST_CREATED: tuple[str, frozenset[str]] | None = None
+
+
 def created_names(text: str) -> set[str]:
-    """String-literal contents of ``text`` that are not arguments of path look-ups."""
+    """String-literal contents of ``text`` that are not arguments of path look-ups (a new
+    set; the last text's answer is remembered: an editor buffer is scanned for every
+    project that judges it, and again for the lint)."""
+    global _LAST_CREATED
+    last = _LAST_CREATED
+    if last is not None and last[0] == text:
+        return set(last[1])
+    out = _created_names(text)
+    _LAST_CREATED = (text, frozenset(out))
+    return out
+
+
+def _created_names(text: str) -> set[str]:
     out: set[str] = set()
     before = _LOOKUP_BEFORE.search
     for m in _STRING.finditer(text):

@@ -9,7 +9,8 @@ Whole processes, timed from start to exit, the median of ``--runs`` runs (the to
 alternate within each run, so a busy moment of a shared machine hits them alike).  Inputs
 are folders of the unpacked real-code corpus (``bench/corpus/manifest.json``, unpacked by
 ``bench/corpus/unpack.py`` under ``~/.cache/luaguard/corpus``): three games' ``src``, an
-AI-written game's ``src`` and jsdotlua/react-lua's ``modules``, plus one tiny file (start-up
+AI-written game's ``src``, the Adonis admin system (a
+framework that runs inside games, the largest: 458 files) and jsdotlua/react-lua's ``modules``, plus one tiny file (start-up
 cost).  Each is run from its repository's root, so luaguard finds the project file as a
 user's CI would.
 
@@ -58,6 +59,7 @@ INPUTS = [
     ("robeats-cs src", "RoVSRG+robeats-cs", "src", "game"),
     ("witching-hour src", "TheNexusAvenger+Roblox-The-Witching-Hour-Remastered", "src", "game"),
     ("anime-roguelike src", "L-Ali-Baco+untitled-anime-roguelike", "src", "ai_written game"),
+    ("Adonis (whole)", "Epix-Incorporated+Adonis", ".", "game_framework"),
     ("react-lua modules", "jsdotlua+react-lua", "modules", "library"),
 ]
 TINY = "local Players = game:GetService(\"Players\")\nprint(Players.LocalPlayer.Name)\n"

@@ -94,3 +94,13 @@ def test_map_ordered_raises_a_workers_exception():
 
     with pytest.raises(ValueError, match="file 7"):
         list(parallel.map_ordered(boom, list(range(20)), 2))
+
+
+@needs_fork
+def test_a_worker_that_dies_is_an_error_not_a_hang():
+    code = ("import os\nfrom luaguard import parallel\n"
+            "def f(i):\n    if i == 5:\n        os._exit(3)\n    return i\n"
+            "try:\n    list(parallel.map_ordered(f, list(range(30)), 2))\n"
+            "except RuntimeError as exc:\n    print('raised:', exc)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
+    assert b"raised: a worker process ended abruptly" in proc.stdout, proc.stderr

@@ -73,16 +73,18 @@ def map_ordered(fn: Callable[[T], R], items: Sequence[T], jobs: int) -> Iterator
     # what the parent built stays shared: keep the workers' collector off those pages
     gc.collect()
     gc.freeze()
-    pool = multiprocessing.get_context("fork").Pool(jobs)
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"))
     try:
         # small chunks: files differ a lot in cost, and the order is restored anyway
-        yield from pool.imap(_run, range(n), chunksize=2)
-        pool.close()
-    except BaseException:
-        pool.terminate()
-        raise
+        yield from pool.map(_run, range(n), chunksize=2)
+    except BrokenProcessPool as exc:
+        raise RuntimeError("a worker process ended abruptly (killed, or out of memory); "
+                           "--jobs 1 checks in one process") from exc
     finally:
-        pool.join()
+        pool.shutdown(wait=True, cancel_futures=True)
         _WORK = None
         gc.unfreeze()
 

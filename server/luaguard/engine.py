@@ -30,7 +30,7 @@ from .analysis.world import OwnFacts
 from .checks.base import CheckContext
 from .config import Settings
 from .findings import Finding, Severity
-from .luau.lexer import tokenize
+from .luau.parsed import parsed
 from .text import LineIndex, decode_source
 
 LUAU_SUFFIXES = (".luau", ".lua")
@@ -326,8 +326,9 @@ class Engine:
     # -- linting -----------------------------------------------------------------
     def make_context(self, text: str, path: str | Path | None = None, *, mode: str | None = None) -> CheckContext:
         """Tokenize and parse ``text`` and gather what checks need about ``path``.  The
-        tokens, line index and tree of the last text parsed are reused for the same text
-        (:func:`parsed`): a file judged by several projects is lexed and parsed once."""
+        tokens, line index and tree are computed once per text
+        (:func:`luaguard.luau.parsed.parsed`): a file judged by several projects, or parsed
+        before for another file's run-time facts, is not lexed and parsed again."""
         declarations = str(path or "").endswith((".d.lua", ".d.luau"))
         lex, lines, ast = parsed(text, declarations)
         rel = self.relpath(path)
@@ -460,30 +461,6 @@ class Engine:
 
     def _selected(self, findings: list[Finding]) -> list[Finding]:
         return [f for f in findings if self.settings.selects(f.rule, f.severity)]
-
-
-_LAST_PARSE: tuple | None = None  # (text, declarations, lex, lines, ast) of the last text parsed
-
-
-def parsed(text: str, declarations: bool = False) -> tuple:
-    """``(tokens, line index, tree)`` of ``text`` (:func:`~luaguard.luau.lexer.tokenize`,
-    :class:`~luaguard.text.LineIndex`, :func:`~luaguard.luau.parser.parse`; ``declarations``:
-    a definition file's grammar).  The last result is kept and returned again for an equal
-    text: the projects that judge one file (:class:`~luaguard.projects.ProjectSet`) and
-    the run-time facts of the text being linted read one parse.  The tokens and the tree
-    are never modified after parsing (their classes have slots and no check writes them),
-    so sharing them changes nothing."""
-    global _LAST_PARSE
-    last = _LAST_PARSE
-    if last is not None and last[1] == declarations and last[0] == text:
-        return last[2], last[3], last[4]
-    from .luau.parser import parse
-
-    lex = tokenize(text)
-    lines = LineIndex(text)
-    ast = parse(text, lex, declarations=declarations, lines=lines)
-    _LAST_PARSE = (text, declarations, lex, lines, ast)
-    return lex, lines, ast
 
 
 @dataclass

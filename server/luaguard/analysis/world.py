@@ -225,11 +225,10 @@ class RuntimeWorld:
         if project is None:
             return None
         if chunk is None:
-            from ..luau.lexer import tokenize
-            from ..luau.parser import parse
+            from ..luau.parsed import parsed
 
             try:
-                chunk = parse(text, tokenize(text))
+                chunk = parsed(text, keep=True)[2]  # (kept for this file's own lint, in a batch run)
             except RecursionError:  # pragma: no cover - the parser has its own depth limit
                 return None
         resolver = Resolver(project, list(scripts), TreeJudge(project, self._snapshot.places), project.api)

@@ -53,7 +53,7 @@ _LAST: tuple | None = None  # (tokens, lines, ifexprs, problems) of the last ana
 def _analysis(tokens, lines, ifexprs) -> list:
     """:func:`~luaguard.luau.structure.analyze_structure`, computed once for the same
     tokens (one text judged by several projects shares its parse:
-    :func:`luaguard.engine.parsed`)."""
+    :func:`luaguard.luau.parsed.parsed`)."""
     global _LAST
     last = _LAST
     if last is not None and last[0] is tokens and last[1] is lines and last[2] is ifexprs:

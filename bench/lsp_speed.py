@@ -135,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     result = {"repo": args.repo, "scripts": len(scripts), "file": rel, "lines": len(lines), "init_s": init_s,
               "first_diagnostics_s": first_s, "first_findings": first_n, "keystrokes": len(ms),
               "p50_ms": pct(ms, 50), "p95_ms": pct(ms, 95), "max_ms": max(ms), "mean_ms": statistics.mean(ms),
+              "latencies_ms": [round(x, 2) for x in ms],
               "rss_mib": (rss or 0) / 1024, "peak_rss_mib": (peak or 0) / 1024, "load_before": load0,
               "load_after": load1}
     print(f"initialize + index {init_s:.2f} s; first diagnostics {first_s * 1000:.0f} ms after didOpen "

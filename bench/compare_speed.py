@@ -18,6 +18,9 @@ Tools:
 
 * ``luaguard check --format json DIR`` (this checkout's; ``--jobs N`` passed through when
   given, else luaguard's default);
+* with ``--baseline DIR``: another version of luaguard (its ``server`` folder, put first on
+  ``PYTHONPATH``), run with its own defaults in the same rounds - before and after a change
+  under the same load;
 * ``luau-compile --null DIR``: Luau's own parser and compiler, no output - the floor for
   reading the files at all;
 * ``luau-analyze DIR``: Luau's type checker without Roblox's definitions;
@@ -84,13 +87,13 @@ def source_bytes(path: Path) -> tuple[int, int]:
     return n, size
 
 
-def run_once(cmd: list[str], cwd: Path, out_path: Path | None = None) -> tuple[float, int]:
+def run_once(cmd: list[str], cwd: Path, out_path: Path | None = None, env: dict | None = None) -> tuple[float, int]:
     """Seconds from start to exit, and the peak RSS in KiB (``wait4``'s ``ru_maxrss``: the
     process, or the largest of its waited-for children)."""
     out = open(out_path, "wb") if out_path is not None else subprocess.DEVNULL
     try:
         t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=subprocess.DEVNULL, env=env)
         _, _status, usage = os.wait4(proc.pid, 0)
         elapsed = time.perf_counter() - t0
         proc.returncode = 0  # (reaped by wait4)
@@ -108,6 +111,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", default=None, help="pass --jobs N to luaguard check")
     ap.add_argument("--save", default=None, help="write luaguard's JSON output per input under this folder")
     ap.add_argument("--json", default=None, help="write the figures as JSON to this file")
+    ap.add_argument("--baseline", default=None, metavar="DIR",
+                    help="also time another luaguard: DIR is its 'server' folder (PYTHONPATH), e.g. a 'git archive' "
+                         "of main; run in the same rounds, so before/after share the machine's load")
     args = ap.parse_args(argv)
 
     compile_bin = LUAU_BUILD / "luau-compile"
@@ -117,6 +123,11 @@ def main(argv: list[str] | None = None) -> int:
     tools: dict[str, callable] = {}
     lg = luaguard_command() + ["check", "--format", "json"] + (["--jobs", args.jobs] if args.jobs else [])
     tools["luaguard"] = lambda sub: lg + [sub]
+    envs: dict[str, dict] = {}
+    if args.baseline:
+        base = str(Path(args.baseline).resolve())
+        tools["luaguard (baseline)"] = lambda sub: luaguard_command() + ["check", "--format", "json", sub]
+        envs["luaguard (baseline)"] = dict(os.environ, PYTHONPATH=base)
     if compile_bin.exists():
         tools["luau-compile --null"] = lambda sub: [str(compile_bin), "--null", sub]
     else:
@@ -162,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
                 out = None
                 if tool == "luaguard" and save is not None and r == 0:
                     out = save / (name.replace(" ", "_") + ".json")
-                s, peak = run_once(make(sub), where, out)
+                s, peak = run_once(make(sub), where, out, envs.get(tool))
                 times[tool].append(s)
                 rss[tool] = max(rss[tool], peak)
         med = {t: statistics.median(v) for t, v in times.items()}
@@ -174,21 +185,26 @@ def main(argv: list[str] | None = None) -> int:
         timings = "  ".join(f"{t} {s:.3f} s" for t, s in med.items())
         print(f"{name} ({kind}, {files} files, {size / 1e6:.2f} MB): {timings}")
         print(f"    luaguard {size / 1e6 / lgs:.2f} MB/s, peak RSS {rss['luaguard'] / 1024:.0f} MiB;  {ratios}")
+        if "luaguard (baseline)" in med and "luau-lsp analyze" in med:
+            print(f"    baseline/luau-lsp analyze {med['luaguard (baseline)'] / med['luau-lsp analyze']:.2f}x")
     load1 = os.getloadavg()
     print(f"load average after: {load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f}")
     # the table
     cols = list(tools)
+    both = "luaguard (baseline)" in cols and "luau-lsp analyze" in cols
     print()
     print("| input | files | MB | " + " | ".join(cols) + " | luaguard MB/s | luaguard peak MiB | "
-          + " | ".join(f"luaguard / {c}" for c in cols if c != "luaguard") + " |")
-    print("|" + "---|" * (5 + len(cols) + len(cols) - 1))
+          + " | ".join(f"luaguard / {c}" for c in cols if c != "luaguard")
+          + (" | baseline / luau-lsp analyze" if both else "") + " |")
+    print("|" + "---|" * (5 + len(cols) + len(cols) - 1 + both))
     for row in results:
         med = row["median_s"]
         lgs = med["luaguard"]
         print(f"| {row['input']} | {row['files']} | {row['bytes'] / 1e6:.2f} | "
               + " | ".join(f"{med[c]:.3f} s" for c in cols)
               + f" | {row['bytes'] / 1e6 / lgs:.2f} | {row['peak_rss_mib']['luaguard']:.0f} | "
-              + " | ".join(f"{lgs / med[c]:.2f}x" for c in cols if c != "luaguard") + " |")
+              + " | ".join(f"{lgs / med[c]:.2f}x" for c in cols if c != "luaguard")
+              + (f" | {med['luaguard (baseline)'] / med['luau-lsp analyze']:.2f}x" if both else "") + " |")
     if args.json:
         Path(args.json).write_text(json.dumps({"load_before": load0, "load_after": load1, "results": results},
                                               indent=1))

@@ -101,8 +101,12 @@ class OwnFacts:
 
     def facts(self, world: "RuntimeWorld") -> FileFacts | None:
         if self._facts is None:
-            chunk = self._chunk() if callable(self._chunk) else self._chunk
-            self._facts = world.facts_for_text(self._text, self.path, self.scripts, chunk)
+            got = world.same_facts(self.path, self._text, self.scripts)
+            if got is None:
+                chunk = self._chunk() if callable(self._chunk) else self._chunk
+                got = world.facts_for_text(self._text, self.path, self.scripts, chunk)
+                world.offer_facts(self.path, self._text, self.scripts, got)
+            self._facts = got[0] if isinstance(got, tuple) else got
         return self._facts
 
 
@@ -127,6 +131,7 @@ class RuntimeWorld:
         self._maybes: dict[int, Found | None] = {}
         self._under: dict[tuple, frozenset[str]] = {}
         self._near: dict[int, list[Path]] = {}
+        self._last_own: tuple | None = None
 
     # -- bookkeeping ---------------------------------------------------------------------
     def forget(self, path: Path) -> None:
@@ -215,9 +220,32 @@ class RuntimeWorld:
         text = self._names.text(path)
         got = None
         if text and project is not None:
-            got = self.facts_for_text(text, path, project.instances_for_file(path), None)
+            scripts = project.instances_for_file(path)
+            shared = self.same_facts(path, text, scripts)
+            got = shared[0] if shared is not None else self.facts_for_text(text, path, scripts, None)
         self._facts[path] = got
         return got
+
+    # the facts of one text, extracted once: the linted file's own (an editor buffer is also
+    # the project's current text of that file) and the project file's are the same facts
+    def same_facts(self, path: Path | None, text: str, scripts) -> tuple | None:
+        """``(facts,)`` already extracted from exactly ``text`` as the file ``path`` with the
+        instances ``scripts`` (the linted text's, or the project file's), else ``None``."""
+        if path is None:
+            return None
+        last = self._last_own
+        if last is not None and last[0] == path and last[1] == text and last[2] == tuple(map(id, scripts)):
+            return (last[3],)
+        if path in self._facts and self._names.text(path) == text:
+            project = self._project()
+            if project is not None and tuple(map(id, project.instances_for_file(path))) == tuple(map(id, scripts)):
+                return (self._facts[path],)
+        return None
+
+    def offer_facts(self, path: Path | None, text: str, scripts, facts: FileFacts | None) -> None:
+        """Remember the linted text's facts for :meth:`same_facts` (the last one only)."""
+        if path is not None:
+            self._last_own = (path, text, tuple(map(id, scripts)), facts)
 
     def facts_for_text(self, text: str, path: Path | None, scripts, chunk) -> FileFacts | None:
         """Facts of ``text`` (``chunk``: its parse, when at hand)."""

@@ -65,3 +65,40 @@ def test_only_the_edited_file_is_searched_again():
     got = answers(scans)
     assert set(searched) == {Path("/p/c.luau")}
     assert got == answers(scans_of(FILES, {Path("/p/c.luau"): "return Remotes.Dash, Remotes.Hit\n"}))
+
+
+def test_the_run_time_world_after_edits_answers_as_a_fresh_one(tmp_path: Path):
+    import shutil
+
+    from luaguard.engine import Engine
+
+    root = tmp_path / "place"
+    shutil.copytree(Path(__file__).resolve().parent.parent / "samples" / "place", root)
+    main = root / "src" / "server" / "Bootstrap.server.luau"
+    disk = main.read_text()
+    names = ("Arena", "Remotes", "Hit", "Workspace", "Folder", "Spawner")
+    edits = [
+        disk + '\nlocal f = Instance.new("Folder")\nf.Name = "Arena"\nf.Parent = workspace\n',
+        disk + '\nlocal r = game.ReplicatedStorage.Remotes:Clone()\nr.Parent = workspace\n',
+        disk + '\nlocal function spawn(name, parent)\n  local p = Instance.new("Part")\n  p.Name = name\n  p.Parent = parent\nend\nspawn("Spawner", workspace)\n',
+        None,
+    ]
+
+    def facts(engine: Engine) -> list:
+        world = engine.snapshot.world
+        return [(sorted(world.mentioning(n)), sorted(world.naming_files(n))) for n in names]
+
+    engine = Engine(root)
+    facts(engine)  # (answers cached before the edits)
+    seen = []
+    for text in edits:
+        engine.set_text(main, text)
+        fresh = Engine(root)
+        if text is not None:
+            fresh.set_text(main, text)
+        got = facts(engine)
+        assert got == facts(fresh)
+        seen.append(got)
+    assert main in seen[0][0][1]  # (the edit that names "Arena" where it is created is found)
+    assert main in seen[2][5][1]  # (and the helper's call site naming "Spawner")
+    assert facts(engine)[0][1] == []  # the buffer closed: no file names "Arena" where it is created

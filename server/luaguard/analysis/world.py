@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from ..luau import ast as A
@@ -132,12 +133,16 @@ class RuntimeWorld:
         self._under: dict[tuple, frozenset[str]] = {}
         self._near: dict[int, list[Path]] = {}
         self._last_own: tuple | None = None
+        self._changed: set[Path] = set()
+        self._pending = 0
 
     # -- bookkeeping ---------------------------------------------------------------------
     def forget(self, path: Path) -> None:
-        """``path`` changed: drop what was learnt from it."""
+        """``path`` changed (the scans' version was bumped once): drop what was learnt
+        from it."""
         self._facts.pop(path, None)
-        self._version = -1
+        self._changed.add(path)
+        self._pending += 1
 
     def _sync(self) -> None:
         if self._version == self._names.version:
@@ -151,10 +156,44 @@ class RuntimeWorld:
             for n in scan.names:
                 by_name.setdefault(n, []).append(path)
         self._by_name, self._creators = by_name, creators
-        self._by_mention = {}
-        self._naming = {}
-        self._texts = {}
-        self._text_bytes = 0
+        changed = self._changed
+        if self._version >= 0 and self._version + self._pending == self._names.version:
+            # only these files changed (an editor buffer at each keystroke): the text searches
+            # are redone for them alone - the same sets as searching every file again
+            for path in changed:
+                old = self._texts.pop(path, None)
+                if old is not None:
+                    self._text_bytes -= len(old)
+            makers = set(creators)
+            texts = {path: (self._text(path) if path in makers else "") for path in changed}
+
+            def mentions(path: Path, name: str) -> bool:
+                t = texts[path]
+                return bool(t) and name in t and _mention_pattern(name).search(t) is not None
+
+            for name, paths in list(self._by_mention.items()):
+                now = set(paths) - changed
+                now.update(path for path in changed if mentions(path, name))
+                self._by_mention[name] = frozenset(now)
+            for name, paths in list(self._naming.items()):
+                now = set(paths) - changed
+                naming, moving = _naming_pattern(name), _moving_pattern(name)
+                named = by_name.get(name, ())
+                for path in changed:
+                    t = texts[path]
+                    if not t:
+                        continue
+                    if (path in named and (naming.search(t) or _DYNAMIC_NAME.search(t))) \
+                            or (mentions(path, name) and moving.search(t)):
+                        now.add(path)
+                self._naming[name] = frozenset(now)
+        else:
+            self._by_mention = {}
+            self._naming = {}
+            self._texts = {}
+            self._text_bytes = 0
+        self._changed = set()
+        self._pending = 0
         self._verdicts = {}
         self._maybes = {}
         self._under = {}
@@ -494,6 +533,7 @@ class RuntimeWorld:
         return got | extra if extra else got
 
 
+@lru_cache(maxsize=4096)
 def _naming_pattern(name: str):
     """Text that names an instance ``name`` where it is created: ``Name = "name"`` (a
     property or a property table) or ``Instance.new("name")``."""
@@ -505,6 +545,7 @@ def _naming_pattern(name: str):
 _DYNAMIC_NAME = re.compile(r"""\bName\s*=\s*(?!["'\s])""")
 
 
+@lru_cache(maxsize=4096)
 def _moving_pattern(name: str):
     """A line that names ``name`` (an identifier, or a string) and clones or reparents
     something: where code may clone or move a node so named."""
@@ -512,6 +553,7 @@ def _moving_pattern(name: str):
     return re.compile(rf"""^[^\n]*(?:\b{q}\b|(["']){q}\1)[^\n]*(?::\s*Clone\s*\(|\bParent\s*=(?!=))""", re.M)
 
 
+@lru_cache(maxsize=4096)
 def _parenting_pattern(name: str):
     """A line that names ``name`` and sets a ``Parent`` (or creates with a parent)."""
     q = re.escape(name)
@@ -529,6 +571,7 @@ def _script_ancestor(places, node: Instance, own: OwnFacts) -> bool:
     return False
 
 
+@lru_cache(maxsize=4096)
 def _mention_pattern(name: str):
     """``name`` as a whole identifier, or as a whole string."""
     q = re.escape(name)

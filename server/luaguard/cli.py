@@ -322,6 +322,7 @@ def cmd_check(args: argparse.Namespace) -> int:
                     since_hidden += _keep_introduced(engine, c, changes)
                 checked.append(c)
                 advance(c.shown)
+        keep_parses(0)
     findings = [f for c in checked for f in c.findings]
     hidden = 0
     scope = f" changed since {args.since}" if args.since is not None else ""

@@ -26,7 +26,7 @@ from .analysis.world import OwnFacts
 from .checks.base import CheckContext
 from .config import Settings
 from .findings import Finding, Severity
-from .luau.lexer import tokenize
+from .luau.parsed import parsed
 from .suppressions import Suppressions, parse_suppressions, suppression_findings  # noqa: F401 (re-exported)
 from .text import LineIndex, decode_source
 
@@ -305,9 +305,12 @@ class Engine:
 
     # -- linting -----------------------------------------------------------------
     def make_context(self, text: str, path: str | Path | None = None, *, mode: str | None = None) -> CheckContext:
-        """Tokenize and parse ``text`` and gather what checks need about ``path``."""
-        lex = tokenize(text)
-        lines = LineIndex(text)
+        """Tokenize and parse ``text`` and gather what checks need about ``path``.  The
+        tokens, line index and tree are computed once per text
+        (:func:`luaguard.luau.parsed.parsed`): a file judged by several projects, or parsed
+        before for another file's run-time facts, is not lexed and parsed again."""
+        declarations = str(path or "").endswith((".d.lua", ".d.luau"))
+        lex, lines, ast = parsed(text, declarations)
         rel = self.relpath(path)
         project = self.project
         scripts = project.instances_for_file(rel) if (project is not None and rel is not None) else []
@@ -335,10 +338,7 @@ class Engine:
             return snapshot.view(text, abs_path, c.scripts, lambda: getattr(ref(), "ast", None))
 
         ctx.view = view
-        from .luau.parser import parse
-
-        declarations = str(path or "").endswith((".d.lua", ".d.luau"))
-        ctx.ast = parse(text, lex, declarations=declarations, lines=lines)
+        ctx.ast = ast
         return ctx
 
     def lint_text(self, text: str, path: str | Path | None = None, *, mode: str | None = None,

@@ -77,8 +77,23 @@ def _first_parent_set(text: str) -> int:
     return -1
 
 
+_LAST_CREATED: tuple[str, frozenset[str]] | None = None
+
+
 def created_names(text: str) -> set[str]:
-    """String-literal contents of ``text`` that are not arguments of path look-ups."""
+    """String-literal contents of ``text`` that are not arguments of path look-ups (a new
+    set; the last text's answer is remembered: an editor buffer is scanned for every
+    project that judges it, and again for the lint)."""
+    global _LAST_CREATED
+    last = _LAST_CREATED
+    if last is not None and last[0] == text:
+        return set(last[1])
+    out = _created_names(text)
+    _LAST_CREATED = (text, frozenset(out))
+    return out
+
+
+def _created_names(text: str) -> set[str]:
     out: set[str] = set()
     before = _LOOKUP_BEFORE.search
     for m in _STRING.finditer(text):
@@ -215,6 +230,7 @@ class ProjectScans:
         old = self.scan(path) if self._per_file is not None else _EMPTY
         apply()
         self.version += 1
+        self.reads.changed(path)
         if self._on_change is not None:
             self._on_change(path)
         counts = self._counts
@@ -290,19 +306,54 @@ class Reads:
     """Where the project's scripts read a name as a path step (see the module docstring),
     searched in their texts when asked (a literal search for the name, then the text
     before each occurrence) and remembered until a file changes.  Results are the files
-    that read it, so the linted file can be left out."""
+    that read it, so the linted file can be left out.
+
+    What each file contributes to an answer is kept per file: when one file changes (an
+    editor buffer, at every keystroke), only that file is searched again and the answers
+    are merged anew in the project's file order - the same answers as a search of every
+    file, without reading the others again."""
 
     def __init__(self, scans: ProjectScans) -> None:
         self._scans = scans
         self._version = -1
         self._memo: dict[tuple, dict] = {}
+        #: ``{key: (search, {path: contribution})}``: each file's findings for a question
+        self._parts: dict[tuple, tuple] = {}
         self._aliases: dict[Path, dict[str, str]] = {}
+        self._changed: set[Path] = set()
+        self._pending = 0
+
+    def changed(self, path: Path) -> None:
+        """``path`` now says something else (called by :class:`ProjectScans` after each
+        change, which bumps its version by one)."""
+        self._changed.add(path)
+        self._pending += 1
 
     def _sync(self) -> None:
-        if self._version != self._scans.version:
-            self._memo = {}
+        scans = self._scans
+        if self._version == scans.version:
+            return
+        changed = self._changed
+        if self._version >= 0 and self._version + self._pending == scans.version:
+            # only these files changed since the answers were computed: search them again
+            texts = {p: scans.text(p) if p in scans.scans() else None for p in changed}
+            for p in changed:
+                self._aliases.pop(p, None)
+            for search, per_file in self._parts.values():
+                for p in changed:
+                    per_file.pop(p, None)
+                    text = texts[p]
+                    if text:
+                        got = search(p, text)
+                        if got:
+                            per_file[p] = got
+        else:
+            self._parts = {}
             self._aliases = {}
-            self._version = self._scans.version
+        self._memo = {}
+        self._changed = set()
+        self._pending = 0
+        self._version = scans.version
 
     def _texts(self):
         scans = self._scans
@@ -310,6 +361,32 @@ class Reads:
             text = scans.text(path)
             if text:
                 yield path, text
+
+    def _answer(self, key: tuple, search) -> dict[str, set[Path]]:
+        """The merged answer to ``key``: ``search(path, text)`` gives one file's findings
+        (names, in the order found), computed once per file and version of it."""
+        self._sync()
+        got = self._memo.get(key)
+        if got is not None:
+            return got
+        parts = self._parts.get(key)
+        if parts is None:
+            per_file: dict[Path, list[str]] = {}
+            for path, text in self._texts():
+                found = search(path, text)
+                if found:
+                    per_file[path] = found
+            parts = self._parts[key] = (search, per_file)
+        per_file = parts[1]
+        got = {}
+        if per_file:
+            for path in self._scans.scans():  # (the project's file order, as a search of every file)
+                found = per_file.get(path)
+                if found:
+                    for name in found:
+                        got.setdefault(name, set()).add(path)
+        self._memo[key] = got
+        return got
 
     def _alias_map(self, path: Path, text: str) -> dict[str, str]:
         got = self._aliases.get(path)
@@ -337,45 +414,53 @@ class Reads:
     def under(self, name: str) -> dict[str, set[Path]]:
         """``{parent: files}`` of the steps that read ``name`` (``.name``, ``["name"]``,
         ``:WaitForChild("name")``/``:FindFirstChild("name")``)."""
-        self._sync()
         key = ("under", name)
+        self._sync()
         got = self._memo.get(key)
-        if got is None:
-            q = re.escape(name)
-            step = re.compile(rf"""\.\s*{q}(?![A-Za-z0-9_])|[:.]\s*(?:WaitForChild|FindFirstChild)\s*\(\s*(["']){q}\1"""
-                              rf"""|\[\s*(["']){q}\2\s*\]""")
-            got = {}
-            for path, text in self._texts():
-                if name not in text:
-                    continue
-                for m in step.finditer(text):
-                    for parent in self._parent(path, text, m.start()):
-                        got.setdefault(parent, set()).add(path)
-            self._memo[key] = got
-        return got
+        if got is not None:
+            return got
+        parts = self._parts.get(key)
+        if parts is not None:
+            return self._answer(key, parts[0])
+        q = re.escape(name)
+        step = re.compile(rf"""\.\s*{q}(?![A-Za-z0-9_])|[:.]\s*(?:WaitForChild|FindFirstChild)\s*\(\s*(["']){q}\1"""
+                          rf"""|\[\s*(["']){q}\2\s*\]""")
+
+        def search(path: Path, text: str) -> list[str]:
+            if name not in text:
+                return []
+            out: dict[str, None] = {}
+            for m in step.finditer(text):
+                for parent in self._parent(path, text, m.start()):
+                    out[parent] = None
+            return list(out)
+
+        return self._answer(key, search)
 
     def children(self, parent: str) -> dict[str, set[Path]]:
         """``{child: files}`` of the steps read under an instance called ``parent``
         (lower-case), or under a local bound to a chain ending in that name."""
-        self._sync()
         key = ("children", parent)
+        self._sync()
         got = self._memo.get(key)
-        if got is None:
-            got = {}
-            for path, text in self._texts():
-                low = text.lower()
-                if parent not in low:
-                    continue
-                names = {parent} | {v for v, t in self._alias_map(path, text).items() if t == parent}
-                pattern = re.compile(
-                    r"(?<![A-Za-z0-9_])(?i:" + "|".join(re.escape(n) for n in sorted(names)) + r")(?![A-Za-z0-9_])"
-                    r"""\s*(?:\.\s*([A-Za-z_]\w*)|[:.]\s*(?:WaitForChild|FindFirstChild)\s*\(\s*["']([^"'\\\r\n]{1,100})["']"""
-                    r"""|\[\s*["']([^"'\\\r\n]{1,100})["']\s*\])""")
-                for m in pattern.finditer(text):
-                    child = m.group(1) or m.group(2) or m.group(3)
-                    got.setdefault(child, set()).add(path)
-            self._memo[key] = got
-        return got
+        if got is not None:
+            return got
+
+        def search(path: Path, text: str) -> list[str]:
+            low = text.lower()
+            if parent not in low:
+                return []
+            names = {parent} | {v for v, t in self._alias_map(path, text).items() if t == parent}
+            pattern = re.compile(
+                r"(?<![A-Za-z0-9_])(?i:" + "|".join(re.escape(n) for n in sorted(names)) + r")(?![A-Za-z0-9_])"
+                r"""\s*(?:\.\s*([A-Za-z_]\w*)|[:.]\s*(?:WaitForChild|FindFirstChild)\s*\(\s*["']([^"'\\\r\n]{1,100})["']"""
+                r"""|\[\s*["']([^"'\\\r\n]{1,100})["']\s*\])""")
+            out: dict[str, None] = {}
+            for m in pattern.finditer(text):
+                out[m.group(1) or m.group(2) or m.group(3)] = None
+            return list(out)
+
+        return self._answer(key, search)
 
 
 class NamesView:

@@ -316,7 +316,7 @@ class Snapshot:
         if own is not None:
             if pool and name in own.names:
                 return f"this file names '{name}'"
-            facts = own.facts(self.world)
+            facts = own.facts(self.world) if own.may_check_for(name) else None
             line = facts.presence.get((id(origin(node)), name)) if facts is not None else None
             if line is not None:
                 return f"the code checks for it with FindFirstChild first (line {line})"

@@ -37,8 +37,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
+from ..luau import ast as A
 from ..project.tree import Instance
 from .facts import FileFacts, extract_facts
 from .places import CHARACTER_PARTS, origin, runs_in_place
@@ -70,7 +72,7 @@ class OwnFacts:
     instances the file maps to); :meth:`facts` parses lazily (``chunk`` returns the
     linter's parse when there is one)."""
 
-    __slots__ = ("names", "path", "scripts", "_text", "_chunk", "_facts")
+    __slots__ = ("names", "path", "scripts", "_text", "_chunk", "_facts", "_found")
 
     def __init__(self, text: str, path: Path | None, scripts, names=None, chunk=None) -> None:
         self._text = text
@@ -79,11 +81,33 @@ class OwnFacts:
         self.names = frozenset(created_names(text) if names is None else names)
         self._chunk = chunk
         self._facts: FileFacts | None = None
+        self._found: frozenset[str] | None = None
+
+    def may_check_for(self, name: str) -> bool:
+        """Might :meth:`facts`' ``presence`` hold ``name``?  False only when the text has
+        no ``:FindFirstChild("name")`` call (every method call of a parse is among its
+        ``lookups``): then the facts need not be extracted to know it does not."""
+        found = self._found
+        if found is None:
+            if self._facts is not None:
+                return True
+            chunk = self._chunk() if callable(self._chunk) else self._chunk
+            if chunk is None:
+                return True
+            found = self._found = frozenset(
+                c.args[0].value for c in chunk.lookups
+                if type(c) is A.ExprCall and c.is_method and c.args and type(c.args[0]) is A.ExprString
+                and c.method == "FindFirstChild")
+        return name in found
 
     def facts(self, world: "RuntimeWorld") -> FileFacts | None:
         if self._facts is None:
-            chunk = self._chunk() if callable(self._chunk) else self._chunk
-            self._facts = world.facts_for_text(self._text, self.path, self.scripts, chunk)
+            got = world.same_facts(self.path, self._text, self.scripts)
+            if got is None:
+                chunk = self._chunk() if callable(self._chunk) else self._chunk
+                got = world.facts_for_text(self._text, self.path, self.scripts, chunk)
+                world.offer_facts(self.path, self._text, self.scripts, got)
+            self._facts = got[0] if isinstance(got, tuple) else got
         return self._facts
 
 
@@ -108,12 +132,17 @@ class RuntimeWorld:
         self._maybes: dict[int, Found | None] = {}
         self._under: dict[tuple, frozenset[str]] = {}
         self._near: dict[int, list[Path]] = {}
+        self._last_own: tuple | None = None
+        self._changed: set[Path] = set()
+        self._pending = 0
 
     # -- bookkeeping ---------------------------------------------------------------------
     def forget(self, path: Path) -> None:
-        """``path`` changed: drop what was learnt from it."""
+        """``path`` changed (the scans' version was bumped once): drop what was learnt
+        from it."""
         self._facts.pop(path, None)
-        self._version = -1
+        self._changed.add(path)
+        self._pending += 1
 
     def _sync(self) -> None:
         if self._version == self._names.version:
@@ -127,10 +156,44 @@ class RuntimeWorld:
             for n in scan.names:
                 by_name.setdefault(n, []).append(path)
         self._by_name, self._creators = by_name, creators
-        self._by_mention = {}
-        self._naming = {}
-        self._texts = {}
-        self._text_bytes = 0
+        changed = self._changed
+        if self._version >= 0 and self._version + self._pending == self._names.version:
+            # only these files changed (an editor buffer at each keystroke): the text searches
+            # are redone for them alone - the same sets as searching every file again
+            for path in changed:
+                old = self._texts.pop(path, None)
+                if old is not None:
+                    self._text_bytes -= len(old)
+            makers = set(creators)
+            texts = {path: (self._text(path) if path in makers else "") for path in changed}
+
+            def mentions(path: Path, name: str) -> bool:
+                t = texts[path]
+                return bool(t) and name in t and _mention_pattern(name).search(t) is not None
+
+            for name, paths in list(self._by_mention.items()):
+                now = set(paths) - changed
+                now.update(path for path in changed if mentions(path, name))
+                self._by_mention[name] = frozenset(now)
+            for name, paths in list(self._naming.items()):
+                now = set(paths) - changed
+                naming, moving = _naming_pattern(name), _moving_pattern(name)
+                named = by_name.get(name, ())
+                for path in changed:
+                    t = texts[path]
+                    if not t:
+                        continue
+                    if (path in named and (naming.search(t) or _DYNAMIC_NAME.search(t))) \
+                            or (mentions(path, name) and moving.search(t)):
+                        now.add(path)
+                self._naming[name] = frozenset(now)
+        else:
+            self._by_mention = {}
+            self._naming = {}
+            self._texts = {}
+            self._text_bytes = 0
+        self._changed = set()
+        self._pending = 0
         self._verdicts = {}
         self._maybes = {}
         self._under = {}
@@ -196,9 +259,32 @@ class RuntimeWorld:
         text = self._names.text(path)
         got = None
         if text and project is not None:
-            got = self.facts_for_text(text, path, project.instances_for_file(path), None)
+            scripts = project.instances_for_file(path)
+            shared = self.same_facts(path, text, scripts)
+            got = shared[0] if shared is not None else self.facts_for_text(text, path, scripts, None)
         self._facts[path] = got
         return got
+
+    # the facts of one text, extracted once: the linted file's own (an editor buffer is also
+    # the project's current text of that file) and the project file's are the same facts
+    def same_facts(self, path: Path | None, text: str, scripts) -> tuple | None:
+        """``(facts,)`` already extracted from exactly ``text`` as the file ``path`` with the
+        instances ``scripts`` (the linted text's, or the project file's), else ``None``."""
+        if path is None:
+            return None
+        last = self._last_own
+        if last is not None and last[0] == path and last[1] == text and last[2] == tuple(map(id, scripts)):
+            return (last[3],)
+        if path in self._facts and self._names.text(path) == text:
+            project = self._project()
+            if project is not None and tuple(map(id, project.instances_for_file(path))) == tuple(map(id, scripts)):
+                return (self._facts[path],)
+        return None
+
+    def offer_facts(self, path: Path | None, text: str, scripts, facts: FileFacts | None) -> None:
+        """Remember the linted text's facts for :meth:`same_facts` (the last one only)."""
+        if path is not None:
+            self._last_own = (path, text, tuple(map(id, scripts)), facts)
 
     def facts_for_text(self, text: str, path: Path | None, scripts, chunk) -> FileFacts | None:
         """Facts of ``text`` (``chunk``: its parse, when at hand)."""
@@ -206,11 +292,10 @@ class RuntimeWorld:
         if project is None:
             return None
         if chunk is None:
-            from ..luau.lexer import tokenize
-            from ..luau.parser import parse
+            from ..luau.parsed import parsed
 
             try:
-                chunk = parse(text, tokenize(text))
+                chunk = parsed(text, keep=True)[2]  # (kept for this file's own lint, in a batch run)
             except RecursionError:  # pragma: no cover - the parser has its own depth limit
                 return None
         resolver = Resolver(project, list(scripts), TreeJudge(project, self._snapshot.places), project.api)
@@ -448,6 +533,7 @@ class RuntimeWorld:
         return got | extra if extra else got
 
 
+@lru_cache(maxsize=4096)
 def _naming_pattern(name: str):
     """Text that names an instance ``name`` where it is created: ``Name = "name"`` (a
     property or a property table) or ``Instance.new("name")``."""
@@ -459,6 +545,7 @@ def _naming_pattern(name: str):
 _DYNAMIC_NAME = re.compile(r"""\bName\s*=\s*(?!["'\s])""")
 
 
+@lru_cache(maxsize=4096)
 def _moving_pattern(name: str):
     """A line that names ``name`` (an identifier, or a string) and clones or reparents
     something: where code may clone or move a node so named."""
@@ -466,6 +553,7 @@ def _moving_pattern(name: str):
     return re.compile(rf"""^[^\n]*(?:\b{q}\b|(["']){q}\1)[^\n]*(?::\s*Clone\s*\(|\bParent\s*=(?!=))""", re.M)
 
 
+@lru_cache(maxsize=4096)
 def _parenting_pattern(name: str):
     """A line that names ``name`` and sets a ``Parent`` (or creates with a parent)."""
     q = re.escape(name)
@@ -483,6 +571,7 @@ def _script_ancestor(places, node: Instance, own: OwnFacts) -> bool:
     return False
 
 
+@lru_cache(maxsize=4096)
 def _mention_pattern(name: str):
     """``name`` as a whole identifier, or as a whole string."""
     q = re.escape(name)

@@ -221,11 +221,46 @@ class CommentMatch:
     end: int
 
 
+_ANY: dict[int, tuple] = {}
+_LEAD_CLASS = re.compile(rb"\^(\[(?:\\.|[^\]\\])*\])")
+
+
+def _any_rule(subject: bytes) -> bool:
+    """Does some rule of :data:`COMMENT_RULES` match ``subject``?  The same answer as
+    searching with each rule, in one or two passes: a rule that starts ``^[...]`` (no
+    multi-line mode: a search can only match at offset 0) is tried only on subjects whose
+    context byte its class accepts, joined with the other such rules into one alternation
+    matched at the start; the other rules are one searched alternation per case
+    setting."""
+    if not subject:
+        return any(rule.regex.search(subject) is not None for rule in COMMENT_RULES)
+    ctx = subject[0]
+    matchers = _ANY.get(ctx)
+    if matchers is None:
+        anchored: list[bytes] = []
+        loose: dict[bool, list[bytes]] = {True: [], False: []}
+        for rule in COMMENT_RULES:
+            pattern = rule.pattern if not rule.ignore_case else b"(?i:" + rule.pattern + b")"
+            lead = _LEAD_CLASS.match(rule.pattern)
+            if lead is not None:
+                flags = re.IGNORECASE if rule.ignore_case else 0
+                if re.fullmatch(lead.group(1), bytes((ctx,)), flags) is not None:
+                    anchored.append(b"(?:" + pattern + b")")
+            else:
+                loose[rule.ignore_case].append(b"(?:" + pattern + b")")
+        found = [re.compile(b"|".join(anchored)).match] if anchored else []
+        found += [re.compile(b"|".join(group)).search for group in loose.values() if group]
+        matchers = _ANY[ctx] = tuple(found)
+    return any(m(subject) is not None for m in matchers)
+
+
 def match_comment(context: int, body: str) -> CommentMatch | None:
     """The first rule of :data:`COMMENT_RULES` whose expression matches the comment (every
     truncation rule before the ellipsis and TODO rules), or ``None``.  The match's span is trimmed of
     white space and the context byte and never empty."""
     subject = comment_subject(context, body)
+    if not _any_rule(subject):
+        return None  # (most comments: one pass instead of one per rule)
     for rule in COMMENT_RULES:
         m = rule.regex.search(subject)
         if m is None:

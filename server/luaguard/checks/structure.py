@@ -36,7 +36,7 @@ class StructureCheck:
             return []  # the parser accepts the text: no structure finding can be right
         ifexprs = ast.if_expressions if ast is not None else None
         out = []
-        for p in analyze_structure(ctx.lex.tokens, ctx.lines, ifexprs):
+        for p in _analysis(ctx.lex.tokens, ctx.lines, ifexprs):
             lo, hi = min(p.start, p.detected_at), max(p.end, p.detected_at)
             i = bisect.bisect_left(errors, lo)
             if i == len(errors) or errors[i] > hi:
@@ -45,6 +45,22 @@ class StructureCheck:
             f.data["span"] = (lo, hi)
             out.append(f)
         return out
+
+
+_LAST: tuple | None = None  # (tokens, lines, ifexprs, problems) of the last analysis
+
+
+def _analysis(tokens, lines, ifexprs) -> list:
+    """:func:`~luaguard.luau.structure.analyze_structure`, computed once for the same
+    tokens (one text judged by several projects shares its parse:
+    :func:`luaguard.luau.parsed.parsed`)."""
+    global _LAST
+    last = _LAST
+    if last is not None and last[0] is tokens and last[1] is lines and last[2] is ifexprs:
+        return last[3]
+    problems = analyze_structure(tokens, lines, ifexprs)
+    _LAST = (tokens, lines, ifexprs, problems)
+    return problems
 
 
 class LexicalCheck:

@@ -1073,7 +1073,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("upstream", nargs=argparse.REMAINDER, help="the upstream MCP server's command line, after --")
     p.set_defaults(func=cmd_mcp_proxy)
 
+    p = sub.add_parser("rule", help="print a rule's documentation (without ID: every rule id with its summary)")
+    p.add_argument("rule_id", nargs="?", metavar="ID", help="a rule id, e.g. unknown_instance")
+    p.set_defaults(func=cmd_rule)
+
     return parser
+
+
+def cmd_rule(args: argparse.Namespace) -> int:
+    """``luaguard rule [ID]``: the rule's documentation page (:func:`luaguard.rules.docs.rule_page`),
+    or every rule id with its default severity and one line; an unknown id is a usage error."""
+    from .rules.docs import rule_page
+    from .rules.registry import all_rules
+
+    rules = all_rules()
+    if not args.rule_id:
+        for rule in rules.values():
+            print(f"{rule.id:<24} {rule.severity.label:<8} {rule.short}")
+        return EXIT_OK
+    rule = rules.get(args.rule_id)
+    if rule is None:
+        raise UsageError(f"unknown rule id {args.rule_id!r}; valid rule ids: {', '.join(rules)}")
+    print(rule_page(rule), end="")
+    return EXIT_OK
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -151,10 +151,10 @@ def _matches(selector: str, rule: str, severity: Severity) -> bool:
 
 def known_rule_ids() -> dict[str, Severity]:
     """Every rule id a lint can report, with its default severity
-    (:func:`luaguard.checks.registry.all_rule_ids`)."""
+    (:func:`luaguard.rules.registry.all_rule_ids`)."""
     global _KNOWN
     if _KNOWN is None:
-        from .checks.registry import all_rule_ids
+        from .rules.registry import all_rule_ids
 
         _KNOWN = all_rule_ids()
     return _KNOWN

@@ -31,6 +31,7 @@ from .checks.base import CheckContext
 from .config import Settings
 from .findings import Finding, Severity
 from .luau.lexer import tokenize
+from .rules.registry import roblox_api_rules
 from .text import LineIndex, decode_source
 
 LUAU_SUFFIXES = (".luau", ".lua")
@@ -41,7 +42,7 @@ INTERNAL_ERROR = "internal_error"
 #: into its DataModel (:attr:`~luaguard.checks.base.CheckContext.in_datamodel`) - except
 #: findings marked ``impossible`` (a non-service in ``GetService``, a method missing from a
 #: certain class: wrong in any host that runs the code).
-ROBLOX_API_RULES = frozenset({"undefined_variable", "unknown_class", "unknown_member", "unknown_service"})
+ROBLOX_API_RULES = roblox_api_rules()
 log = logging.getLogger("luaguard")
 
 

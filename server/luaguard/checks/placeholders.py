@@ -49,9 +49,10 @@ from dataclasses import dataclass
 from ..findings import Finding, Severity
 from ..luau import lexer as L
 from ..luau.structure import EXPRESSION_PRECEDERS
+from ..rules.completeness.placeholder import RULE as PLACEHOLDER
 from .base import CheckContext
 
-RULE = "placeholder"
+RULE = PLACEHOLDER.id
 
 #: Context bytes that start a comment's subject (see the module docstring).
 CTX_LINE, CTX_RUN, CTX_BLOCK, CTX_TYPE, CTX_TYPE_BLOCK, CTX_TRAIL = 0x01, 0x02, 0x03, 0x04, 0x05, 0x06
@@ -285,7 +286,7 @@ class PlaceholderCheck:
     """Flags truncation markers, bare ellipsis comments and TODO/FIXME comments (see module
     docstring)."""
 
-    rules = {RULE: Severity.ERROR}
+    rules = {RULE: PLACEHOLDER.severity}
 
     def check(self, ctx: CheckContext) -> list[Finding]:
         out: list[Finding] = []

@@ -18,9 +18,12 @@ from __future__ import annotations
 from ..findings import Finding, Severity
 from ..fuzzy import best_fix, rank
 from ..luau import ast as A
+from ..rules.roblox_api.unknown_class import RULE as UNKNOWN_CLASS
+from ..rules.base import FixSafety
+from ..rules.wording import did_you_mean, replace_title, string_literal
 from .base import CheckContext, api_for, resolver_for
 
-RULE = "unknown_class"
+RULE = UNKNOWN_CLASS.id
 
 #: A name this close to a class, on an ``IsA`` whose receiver may not be an Instance, is a
 #: likely typo (a warning); farther, it is taken for the receiver's own kind of name.
@@ -32,7 +35,7 @@ _CLASS_METHODS = frozenset(
 
 
 class UnknownClassCheck:
-    rules = {RULE: Severity.ERROR}
+    rules = {RULE: UNKNOWN_CLASS.severity}
 
     def check(self, ctx: CheckContext) -> list[Finding]:
         if ctx.ast is None:
@@ -68,13 +71,12 @@ class UnknownClassCheck:
             else:
                 continue
             suggestions = [c for c, _ in ranked]
-            msg += f". Did you mean '{suggestions[0]}'?" if suggestions else "."
+            msg += did_you_mean(suggestions)
             fix = best_fix(ranked)
-            quote = ctx.text[arg.start] if ctx.text[arg.start] in "\"'" else '"'
             out.append(ctx.finding(
                 RULE, severity, arg.start, arg.end, msg, suggestions,
-                fix_text=f"{quote}{fix}{quote}" if fix else None, fix_title=f"Replace '{name}' with '{fix}'" if fix else "",
-                fix_safe=True,  # the one clearly best of Roblox's class names
+                fix_text=string_literal(ctx.text, arg.start, fix) if fix else None, fix_title=replace_title(name, fix),
+                fix_safe=UNKNOWN_CLASS.fix is FixSafety.SAFE,  # the one clearly best of Roblox's class names
             ))
         return out
 

@@ -1,0 +1,45 @@
+"""The words and fix text every rule shares, written once.
+
+* :func:`did_you_mean` - the end of a message: ``". Did you mean 'X'?"`` or ``"."``;
+* :func:`replace_title` - a fix's title, ``"Replace 'a' with 'b'"``;
+* :func:`string_literal` - a name written as a Luau string literal in the quote the code
+  used, escaped;
+* :func:`ranked_fix` - the suggestions (best first) and the one clearly best name
+  (:func:`luaguard.fuzzy.best_fix`) for a name among candidates.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+from ..fuzzy import best_fix, rank
+
+
+def did_you_mean(suggestions: Sequence[str], none: str = ".") -> str:
+    """``". Did you mean 'S'?"`` for the best of ``suggestions``, else ``none``."""
+    return f". Did you mean '{suggestions[0]}'?" if suggestions else none
+
+
+def replace_title(old: str, new: str | None) -> str:
+    """A fix's title, ``"Replace 'old' with 'new'"`` (``""`` when there is no fix)."""
+    return f"Replace '{old}' with '{new}'" if new else ""
+
+
+def escape(name: str, quote: str = '"') -> str:
+    """``name`` escaped for the inside of a Luau string delimited by ``quote``."""
+    return name.replace("\\", "\\\\").replace(quote, "\\" + quote)
+
+
+def string_literal(text: str, start: int, name: str) -> str:
+    """``name`` as a Luau string literal in the quote the code used at ``text[start]``
+    (``"`` when no quote is there), escaped."""
+    quote = text[start] if start < len(text) and text[start] in "\"'" else '"'
+    return f"{quote}{escape(name, quote)}{quote}"
+
+
+def ranked_fix(name: str, candidates: Iterable[str]) -> tuple[list[tuple[str, float]], list[str], str | None]:
+    """``(ranked, suggestions, fix)`` for ``name`` among ``candidates``: the ranked
+    ``(candidate, score)`` pairs (:func:`luaguard.fuzzy.rank`), their names best first, and
+    the one clearly best name or ``None``."""
+    ranked = rank(name, candidates)
+    return ranked, [c for c, _ in ranked], best_fix(ranked)

@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     from luaguard.guard.generate import _eos_ids, _logits_width, generate_ids
     from luaguard.guard.matcher import GuardOptions, guard_for
     from luaguard.guard.model import load_model
-    from luaguard.guard.token_bytes import token_table
+    from luaguard.guard.table_cache import token_table
     from luaguard.lsp.heap import settle_heap
     from luaguard.project.index import load_project
 

@@ -135,7 +135,8 @@ def main(argv: list[str] | None = None) -> int:
     from luaguard.guard.generate import _eos_ids, _logits_width
     from luaguard.guard.matcher import Guard, GuardOptions, guard_for, path_space
     from luaguard.guard.model import load_model
-    from luaguard.guard.token_bytes import pad_table, token_table
+    from luaguard.guard.table_cache import token_table
+    from luaguard.guard.token_bytes import pad_table
     from luaguard.lsp.heap import settle_heap
     from luaguard.project.index import load_project
 

@@ -180,7 +180,7 @@ import serving
 tok, width, _label = serving.load_tokenizer(sys.argv[2], int(sys.argv[3]))
 from luaguard.engine import Engine
 from luaguard.guard.matcher import project_guard
-from luaguard.guard.token_bytes import token_table
+from luaguard.guard.table_cache import token_table
 from luaguard.guard.vocab import vocab_trie
 out = {}
 contract = Engine(serving.PLACE).guard_contract()
@@ -355,7 +355,6 @@ def main() -> int:
     from vllm.inputs import TokensPrompt
 
     from check_vllm import prompts
-    from luaguard.serving.config import ProjectRegistry
     from luaguard.serving.vllm import LuaguardLogitsProcessor
 
     os.environ.setdefault("LUAGUARD_PROJECTS", f"place={PLACE}")

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 from importlib import resources
-from pathlib import Path
 
 import jsonschema
 import pytest

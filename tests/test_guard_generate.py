@@ -334,7 +334,7 @@ def test_phases_account_for_every_step_and_do_not_change_the_result(model_dir, p
     time and counts steps and new masks; the tokens are those of a run without it."""
     from luaguard.guard.generate import _eos_ids, generate_ids
     from luaguard.guard.matcher import guard_for
-    from luaguard.guard.token_bytes import token_table
+    from luaguard.guard.table_cache import token_table
 
     lm = load_model(str(model_dir), device="cpu")
     eos = _eos_ids(lm)
@@ -400,7 +400,7 @@ def test_check_first_greedy_equals_masking_every_step(model_dir, project) -> Non
     from luaguard.guard.automaton import Automaton
     from luaguard.guard.generate import _eos_ids, generate_ids
     from luaguard.guard.matcher import Guard, path_space
-    from luaguard.guard.token_bytes import token_table
+    from luaguard.guard.table_cache import token_table
 
     lm = load_model(str(model_dir), device="cpu")
     eos = _eos_ids(lm)
@@ -437,7 +437,7 @@ def test_check_first_sampling_follows_the_masked_distribution(model_dir, project
     from luaguard.guard.automaton import Automaton
     from luaguard.guard.generate import RETRIES, _eos_ids, generate_ids
     from luaguard.guard.matcher import Guard, guard_for, path_space
-    from luaguard.guard.token_bytes import token_table
+    from luaguard.guard.table_cache import token_table
 
     lm = load_model(str(model_dir), device="cpu")
     eos = _eos_ids(lm)
@@ -500,7 +500,7 @@ def test_check_first_sampling_does_not_depend_on_the_guards_caches(model_dir, pr
     from luaguard.guard.automaton import Automaton
     from luaguard.guard.generate import _eos_ids, generate_ids
     from luaguard.guard.matcher import Guard, path_space
-    from luaguard.guard.token_bytes import token_table
+    from luaguard.guard.table_cache import token_table
 
     lm = load_model(str(model_dir), device="cpu")
     eos = _eos_ids(lm)

@@ -245,7 +245,7 @@ def test_luaguard_complete_reads_its_file_argument_against_the_current_directory
     from luaguard.cli import main
     from luaguard.engine import Engine
 
-    root = _copy_place(tmp_path)
+    _copy_place(tmp_path)
     made = []
     real = Engine.guard_contract
 
@@ -660,17 +660,17 @@ def test_every_front_end_builds_the_same_guard(vllm_processor):
 def test_tables_and_guards_are_built_when_the_processor_starts(vllm_processor, monkeypatch):
     """The processor loads the tokenizer, builds its token table and trie and each project's
     guard in ``__init__``; a request's ``update_state``/``apply`` builds none of them."""
-    import luaguard.guard.token_bytes as TB
+    import luaguard.guard.table_cache as TC
     import luaguard.guard.vocab as VO
 
     V, proc, SP, BU, MD, vocab = vllm_processor
-    table = TB.token_table(proc.tokenizer(), vocab)
+    table = TC.token_table(proc.tokenizer(), vocab)
     assert "vocab_trie" in table._derived
 
     def refuse(*a, **k):
         raise AssertionError("built inside the engine step")
 
-    monkeypatch.setattr(TB, "_cached_or_built", refuse)
+    monkeypatch.setattr(TC, "_cached_or_built", refuse)
     monkeypatch.setattr(VO.VocabTrie, "__init__", refuse)
     x = {"luaguard": True, "luaguard_project": "place", "luaguard_file": "src/server/Bootstrap.server.luau"}
     ids = proc.tokenizer().encode("local x = game.", add_special_tokens=False)

@@ -17,7 +17,7 @@ from typing import Callable, Sequence
 
 from . import __version__
 from .config import Settings
-from .findings import Finding, Severity, format_text
+from .findings import Finding, Severity
 from .workspace import find_project_root, read_project_settings
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2

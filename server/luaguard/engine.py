@@ -29,6 +29,7 @@ from .analysis.snapshot import Snapshot
 from .analysis.world import OwnFacts
 from .checks.base import CheckContext
 from .config import Settings
+from .contract import GuardContract
 from .findings import Finding, Severity
 from .luau.lexer import tokenize
 from .rules.registry import roblox_api_rules
@@ -112,29 +113,6 @@ def parse_suppressions(ctx: CheckContext) -> Suppressions:
             target = after[0] if after else line
         sup.line_rules.setdefault(target, set()).update(rules)
     return sup
-
-
-@dataclass(frozen=True)
-class GuardContract:
-    """What the linter accepts in one file, as the decoding guard needs it (made by
-    :meth:`Engine.guard_contract`; :func:`luaguard.guard.matcher.project_guard` builds the
-    guard from it).
-
-    ``project``: the index (``None``: no project, paths checked against the Roblox services
-    only); ``runtime_names``: the project's name pool carrying its
-    :class:`~luaguard.analysis.snapshot.Snapshot` (and the file's own text), whose verdicts
-    the guard reads (:class:`~luaguard.analysis.snapshot.WorldNames`); ``path``: the
-    project-relative file (``None``: not known); ``scripts``: its instances (``script``
-    resolves to them); ``services``: whether service names are checked (they are in every
-    file: ``GetService`` of a non-service fails in any host).  Wally dependencies and
-    package folders, Nevermore's loader links come with the snapshot (the same verdicts).
-    Immutable: safe to hand to another thread."""
-
-    project: object = None
-    runtime_names: frozenset[str] = frozenset()
-    path: str | None = None
-    scripts: tuple = ()
-    services: bool = True
 
 
 class Engine:

@@ -34,16 +34,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .guard.model import ALLOW_PATTERNS
+
 __all__ = ["ALLOW_PATTERNS", "HubError", "ModelEntry", "PullResult", "format_parameters", "format_table", "list_models",
            "pull", "safetensors_parameters"]
 
-#: the files ``pull`` downloads (``fnmatch`` patterns of huggingface_hub's ``allow_patterns``)
-ALLOW_PATTERNS = (
-    "config.json", "generation_config.json",
-    "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json",
-    "vocab.json", "merges.txt", "tokenizer.model",
-    "*.safetensors", "model.safetensors.index.json",
-)
 _REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _PICKLE = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle")
 _DTYPE_BYTES = {"F64": 8, "I64": 8, "U64": 8, "F32": 4, "I32": 4, "U32": 4, "F16": 2, "BF16": 2, "I16": 2,

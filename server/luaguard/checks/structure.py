@@ -30,7 +30,7 @@ SYNTAX_ERROR = SYNTAX_ERROR_RULE.id
 class StructureCheck:
     """Brackets ``() [] {}``, interpolation braces and ``end``/``until`` blocks."""
 
-    rules = {r.id: r.severity for r in (UNBALANCED_BRACKET_RULE, UNCLOSED_BLOCK_RULE)}
+    rules = {UNBALANCED_BRACKET: UNBALANCED_BRACKET_RULE.severity, UNCLOSED_BLOCK: UNCLOSED_BLOCK_RULE.severity}
 
     def check(self, ctx: CheckContext) -> list[Finding]:
         ast = ctx.ast

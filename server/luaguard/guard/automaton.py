@@ -85,7 +85,7 @@ from .brackets import (
 )
 from .numbers import ID_TRIGGERS, IdSet
 from .paths import DESC, KIND_BRACKET, KIND_DOT, KIND_METHOD, NOVAL, POISON, PathSpace
-from ..checks.placeholders import CTX_BLOCK, CTX_LINE, CTX_RUN, CTX_TRAIL, CTX_TYPE, CTX_TYPE_BLOCK
+from ..elisions import CTX_BLOCK, CTX_LINE, CTX_RUN, CTX_TRAIL, CTX_TYPE, CTX_TYPE_BLOCK
 from .placeholders import BANNED, PhraseMatcher, block_matcher, comment_matcher, string_matcher
 
 __all__ = ["ATTACH_MAYBE", "GEN", "KEYWORDS", "LENIENT", "Automaton", "initial_state"]

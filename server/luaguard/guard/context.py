@@ -34,6 +34,7 @@ from typing import Any
 
 from ..files import read_text
 from ..project.tree import Instance
+from .fim import encode_continuation, encode_text, fim_spec, repo_context_ids, repo_file_ids
 
 __all__ = ["Prompt", "build_prompt", "describe_children", "encode_text", "format_prompt_context", "module_exports"]
 
@@ -130,16 +131,6 @@ class Prompt:
     facts: tuple[str, ...]
     family: str | None = None
     context_files: tuple[str, ...] = ()
-
-
-def encode_text(tokenizer: Any, text: str) -> list[int]:
-    """The token ids of ``text`` as the guard reads text (a prompt's parts, a file to warm the
-    mask cache on): no special tokens added, special-token text read as plain text, and no
-    transformers warning about a length past the model's context (these ids are cut to the
-    budget, or never reach the model)."""
-    if not text:
-        return []
-    return list(tokenizer(text, add_special_tokens=False, split_special_tokens=True, verbose=False).input_ids)
 
 
 def module_exports(source: str, limit: int = 24) -> list[str]:
@@ -250,7 +241,6 @@ def build_prompt(
 
     Raises ``ValueError`` for an offset outside the text.
     """
-    from .fim import encode_continuation, fim_spec, repo_context_ids, repo_file_ids
 
     if not 0 <= offset <= len(text):
         raise ValueError(f"offset {offset} is outside the text (length {len(text)})")

@@ -197,6 +197,16 @@ class FimSpec:
         return text[:cut]
 
 
+def encode_text(tokenizer: Any, text: str) -> list[int]:
+    """The token ids of ``text`` as the guard reads text (a prompt's parts, a file to warm the
+    mask cache on): no special tokens added, special-token text read as plain text, and no
+    transformers warning about a length past the model's context (these ids are cut to the
+    budget, or never reach the model)."""
+    if not text:
+        return []
+    return list(tokenizer(text, add_special_tokens=False, split_special_tokens=True, verbose=False).input_ids)
+
+
 def _token_id(tokenizer: Any, text: str) -> int | None:
     """The id of ``text`` as one vocabulary entry, else ``None``."""
     try:
@@ -287,12 +297,10 @@ _SPACE_MARKS = ("\u2581", "\u0120")  # SentencePiece's ▁, byte-level BPE's Ġ:
 
 def encode_continuation(tokenizer: Any, text: str) -> list[int]:
     """``text``'s ids for a place that is not the start of the model's text (a suffix, a
-    prefix after a header): like :func:`~.context.encode_text`, but without the space a
+    prefix after a header): like :func:`encode_text`, but without the space a
     SentencePiece tokenizer prepends to the first word of every text it encodes (the
     "infilling" encoding of the CodeLlama and Mistral references).  Tokenizers that prepend
     nothing get the same ids as ``encode_text``."""
-    from .context import encode_text
-
     ids = encode_text(tokenizer, text)
     if not ids or text[:1].isspace():
         return ids
@@ -325,8 +333,6 @@ def repo_file_ids(spec: FimSpec, tokenizer: Any, path: str, text: str | None = N
     without repository tokens."""
     if not spec.has_repo_context:
         return []
-    from .context import encode_text
-
     body = f"{path}\n" if text is None else f"{path}\n{text}" + ("" if text.endswith("\n") else "\n")
     return [int(spec.file_sep_id), *encode_text(tokenizer, body)]
 
@@ -337,8 +343,6 @@ def repo_context_ids(spec: FimSpec, tokenizer: Any, repo: str, files: Sequence[t
     file being completed).  ``[]`` for a family without it."""
     if not spec.has_repo_context:
         return []
-    from .context import encode_text
-
     out = [int(spec.repo_name_id), *encode_text(tokenizer, f"{repo}\n")]
     for other, text in files:
         out += repo_file_ids(spec, tokenizer, other, text)

@@ -39,17 +39,17 @@ import math
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ..config import CompletionSettings
 from ..files import read_text
 from .completion_types import Completion, CompletionRequest, parse_location
 from .context import build_prompt, encode_text
-from ..engine import GuardContract
+from ..contract import GuardContract
 from .fim import stop_ids
 from .matcher import Guard, GuardOptions, Matcher, path_space, project_guard
-from .token_bytes import token_table
+from .table_cache import token_table
 
 __all__ = ["Completion", "CompletionEngine", "CompletionRequest", "GenerationResult", "generate_ids", "parse_location"]
 

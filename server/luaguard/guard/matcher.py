@@ -50,7 +50,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..engine import GuardContract
+from ..contract import GuardContract
 from ..luau import lexer as L
 from ..luau.structure import EXPRESSION_PRECEDERS
 from ..project.tree import Instance
@@ -60,7 +60,8 @@ from .bitmask import PackedMasks
 from .brackets import prompt_frames
 from .numbers import IdSet, collect_ids
 from .paths import NOVAL, POISON, PathSpace, PrefixAnalysis
-from .token_bytes import TokenTable, token_table
+from .table_cache import token_table
+from .token_bytes import TokenTable
 from .vocab import MaskEngine, TokenMask
 
 __all__ = ["Cursor", "Guard", "GuardOptions", "Matcher", "guard_for", "project_guard"]

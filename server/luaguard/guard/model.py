@@ -32,6 +32,14 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+#: the files ``luaguard model pull`` downloads (:func:`luaguard.hub.pull`) and a local snapshot needs (``fnmatch`` patterns of huggingface_hub's ``allow_patterns``)
+ALLOW_PATTERNS = (
+    "config.json", "generation_config.json",
+    "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json",
+    "vocab.json", "merges.txt", "tokenizer.model",
+    "*.safetensors", "model.safetensors.index.json",
+)
+
 __all__ = ["DEMO_NOTE", "LoadedModel", "ModelLoadError", "clear_model_cache", "default_model_path", "load_model",
            "pull_hint"]
 
@@ -150,8 +158,6 @@ def _resolve_hub_id(name: str) -> Path:
     except ImportError as exc:  # pragma: no cover - transformers depends on it
         raise ModelLoadError(f"{name}: not a local folder, and huggingface_hub is not installed") from exc
     try:
-        from ..hub import ALLOW_PATTERNS
-
         # the files `luaguard model pull` fetches: a snapshot is complete without the rest
         snapshot = snapshot_download(repo_id, revision=revision or None, local_files_only=True,
                                      allow_patterns=list(ALLOW_PATTERNS))

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from itertools import product
 
-from ..checks.placeholders import COMMENT_RULES, CTX_BLOCK, CTX_LINE, CTX_RUN, CTX_TRAIL, CTX_TYPE, CTX_TYPE_BLOCK
+from ..elisions import COMMENT_RULES, CTX_BLOCK, CTX_LINE, CTX_RUN, CTX_TRAIL, CTX_TYPE, CTX_TYPE_BLOCK
 from .regexdfa import BANNED, SearchDFA
 from .trie import build_trie
 

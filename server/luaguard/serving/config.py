@@ -344,7 +344,7 @@ class ServedProject:
         the current index: :func:`~luaguard.guard.matcher.project_guard` of its contract
         (``contract``: the one the caller already took from :meth:`contract`)."""
         from ..guard.matcher import project_guard
-        from ..guard.token_bytes import token_table
+        from ..guard.table_cache import token_table
 
         return project_guard(token_table(tokenizer, vocab_size), contract if contract is not None else self.contract(rel))
 

@@ -210,7 +210,7 @@ def tokenizer(name: str):
     tok = _TOKENIZERS.get(name)
     if tok is None:
         if name == "default":
-            from luaguard.guard.model import _load_tokenizer, default_model_path
+            from luaguard.completion.loading import _load_tokenizer, default_model_path
 
             tok = _load_tokenizer(default_model_path())
         elif name == "byte_level":

@@ -778,7 +778,7 @@ def test_priming_reuses_the_analysis_lexing_and_gets_the_same_cursor(project) ->
     from dataclasses import replace
 
     from guard_support import byte_level_tokenizer
-    from luaguard.guard.context import build_prompt
+    from luaguard.completion.context import build_prompt
     from luaguard.guard.matcher import _prime, _shared_lex
 
     g = guard_for(BYTES, project)

@@ -26,7 +26,7 @@ from real_tokenizers import NAMES, WIDTHS, available, real_tokenizer
 
 from luaguard.engine import Engine
 from luaguard.guard.matcher import project_guard
-from luaguard.guard.model import _load_tokenizer, default_model_path
+from luaguard.completion.loading import _load_tokenizer, default_model_path
 from luaguard.guard.table_cache import token_table
 from project_files import write_files
 

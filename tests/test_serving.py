@@ -555,8 +555,8 @@ def http_server():
 
 def test_remote_completion_engine(http_server):
     from luaguard.config import CompletionSettings
-    from luaguard.guard.completion_types import CompletionRequest as RemoteRequest
-    from luaguard.serving.client import EndpointError, RemoteCompletionEngine
+    from luaguard.completion.requests import CompletionRequest as RemoteRequest
+    from luaguard.completion.client import EndpointError, RemoteCompletionEngine
 
     s = CompletionSettings(endpoint=http_server.url, endpoint_model="m", endpoint_project="place")
     eng = RemoteCompletionEngine(s, PLACE)
@@ -624,9 +624,9 @@ def test_every_front_end_builds_the_same_guard(vllm_processor):
     index and tokenizer object), which accepts a name the project's scripts create at run
     time (``leaderstats``), where a guard of the bare project index would not."""
     from luaguard.engine import Engine
-    from luaguard.guard.generate import CompletionEngine
+    from luaguard.completion.generate import CompletionEngine
     from luaguard.guard.matcher import Guard, guard_for
-    from luaguard.guard.model import default_model_path, load_model
+    from luaguard.completion.loading import default_model_path, load_model
     from luaguard.guard.processor import GuardLogitsProcessor
 
     V, proc, SP, BU, MD, vocab = vllm_processor

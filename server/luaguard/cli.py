@@ -704,14 +704,14 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_complete(args: argparse.Namespace) -> int:
     """``luaguard complete FILE:LINE:COL``: a guarded completion at a position (1-based line
     and column, the column counted in characters).  Generation logic lives in
-    :mod:`luaguard.guard.generate`; with ``completion.endpoint`` set (and no ``--model``) the
-    completion is asked of that server (:mod:`luaguard.serving.client`).  stderr says which
+    :mod:`luaguard.completion.generate`; with ``completion.endpoint`` set (and no ``--model``) the
+    completion is asked of that server (:mod:`luaguard.completion.client`).  stderr says which
     backend and model answered - the shipped model is called a demonstration - and shows
     progress while a local model loads."""
     import time
     from dataclasses import replace
 
-    from .guard.completion_types import CompletionRequest, parse_location
+    from .completion.requests import CompletionRequest, parse_location
 
     err = lambda msg: print(msg, file=sys.stderr)  # noqa: E731
     try:
@@ -742,7 +742,7 @@ def cmd_complete(args: argparse.Namespace) -> int:
     # relative to the current directory, the contract reads paths against the project root
     contract = engine.guard_contract(os.path.abspath(path), text)
     if settings.endpoint:
-        from .serving.client import EndpointError, RemoteCompletionEngine
+        from .completion.client import EndpointError, RemoteCompletionEngine
 
         err(f"luaguard: asking {settings.endpoint} (completion.endpoint)"
             + (f" for model {settings.endpoint_model}" if settings.endpoint_model else ""))
@@ -757,8 +757,8 @@ def cmd_complete(args: argparse.Namespace) -> int:
         missing = missing_dependencies()
         if missing:
             raise UsageError(f"luaguard complete: {missing_message(missing)}")
-        from .guard.generate import CompletionEngine
-        from .guard.model import DEMO_NOTE, ModelLoadError
+        from .completion.generate import CompletionEngine
+        from .completion.loading import DEMO_NOTE, ModelLoadError
 
         local = CompletionEngine(settings)
         what = DEMO_NOTE if not settings.model else f"model {settings.model}"
@@ -794,8 +794,8 @@ def cmd_complete(args: argparse.Namespace) -> int:
 
 
 def cmd_model_pull(args: argparse.Namespace) -> int:
-    """``luaguard model pull NAME [--revision R]``: see :func:`luaguard.hub.pull`."""
-    from .hub import HubError, pull
+    """``luaguard model pull NAME [--revision R]``: see :func:`luaguard.completion.hub.pull`."""
+    from .completion.hub import HubError, pull
 
     err = lambda msg: print(msg, file=sys.stderr)  # noqa: E731
     try:
@@ -813,8 +813,8 @@ def cmd_model_pull(args: argparse.Namespace) -> int:
 
 
 def cmd_model_list(args: argparse.Namespace) -> int:
-    """``luaguard model list``: see :func:`luaguard.hub.list_models`."""
-    from .hub import HubError, format_table, list_models
+    """``luaguard model list``: see :func:`luaguard.completion.hub.list_models`."""
+    from .completion.hub import HubError, format_table, list_models
 
     try:
         entries = list_models()

@@ -72,7 +72,7 @@ class CompletionSettings:
     timeout_ms: int = 3000
     guard: bool = True
     #: an OpenAI-compatible server (``http://host:8000/v1``) that guards completions itself
-    #: (vLLM with luaguard.serving.vllm): no local model is loaded (:mod:`luaguard.serving.client`)
+    #: (vLLM with luaguard.serving.vllm): no local model is loaded (:mod:`luaguard.completion.client`)
     endpoint: str | None = None
     endpoint_model: str | None = None
     #: the project's name on that server (its ``luaguard_project``)

@@ -951,7 +951,7 @@ def project_guard(table: TokenTable, contract: GuardContract | None = None, opti
                   ids: Iterable[str] = ()) -> Guard:
     """The guard of ``table`` with the linter's contract: the one constructor every front end
     uses (:meth:`Guard.for_model`, the language server's
-    :class:`~luaguard.guard.generate.CompletionEngine`, the vLLM registry
+    :class:`~luaguard.completion.generate.CompletionEngine`, the vLLM registry
     :class:`~luaguard.serving.config.ServedProject`).
 
     ``contract`` comes from :meth:`luaguard.engine.Engine.guard_contract` (the project, the

@@ -1,6 +1,6 @@
 """The request and result of a completion: plain data with no numpy or torch behind it, so a
-front end that asks a remote server (:mod:`luaguard.serving.client`) shares them with the local
-engine (:mod:`luaguard.guard.generate`) without importing the guard's dependencies."""
+front end that asks a remote server (:mod:`luaguard.completion.client`) shares them with the local
+engine (:mod:`luaguard.completion.generate`) without importing the guard's dependencies."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ class Completion:
     ``"endpoint"``: a server, ``completion.endpoint``; ``None`` when the producer did not
     say), ``model`` (the name or folder asked for, or the endpoint's model), ``demonstration``
     (the shipped demonstration model answered) and ``fim_family`` (the model's FIM format,
-    :mod:`luaguard.guard.fim`, when the prompt used it).
+    :mod:`luaguard.completion.fim`, when the prompt used it).
     """
 
     text: str

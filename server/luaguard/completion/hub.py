@@ -17,7 +17,7 @@ file across runs: an interrupted file starts over.)  ``HF_ENDPOINT`` (a mirror),
 
 :func:`list_models` lists the shipped demonstration model and every model repository in that
 cache, with its size on disk, parameter count (from the safetensors headers), FIM family
-(from the tokenizer's special tokens, :mod:`luaguard.guard.fim`) and whether luaguard can
+(from the tokenizer's special tokens, :mod:`luaguard.completion.fim`) and whether luaguard can
 load it.
 
 Only ``huggingface_hub`` is imported (lazily); no torch, no transformers.  Errors become
@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .guard.model import ALLOW_PATTERNS
+from .loading import ALLOW_PATTERNS
 
 __all__ = ["ALLOW_PATTERNS", "HubError", "ModelEntry", "PullResult", "format_parameters", "format_table", "list_models",
            "pull", "safetensors_parameters"]
@@ -164,7 +164,7 @@ def pull(name: str, revision: str | None = None, *, progress: bool = True,
         from huggingface_hub import HfApi, hf_hub_download, snapshot_download
         from huggingface_hub.utils import disable_progress_bars, enable_progress_bars
     except ImportError as exc:  # pragma: no cover - transformers (the guard extra) depends on it
-        from .install import extra_command
+        from ..install import extra_command
 
         raise HubError(f"luaguard model pull needs huggingface_hub (luaguard's guard extra): {extra_command('guard')}") from exc
 
@@ -262,7 +262,7 @@ def _size(n: int) -> str:
 def _family(folder: Path) -> str | None:
     """The FIM family of the tokenizer in ``folder``, from the special tokens its
     ``tokenizer.json``/``tokenizer_config.json`` name (no tokenizer is built)."""
-    from .guard.fim import FAMILIES
+    from .fim import FAMILIES
 
     names: set[str] = set()
     for fname in ("tokenizer.json", "tokenizer_config.json", "added_tokens.json", "special_tokens_map.json"):
@@ -329,7 +329,7 @@ def list_models(cache_dir: str | Path | None = None) -> list[ModelEntry]:
     Face cache (``cache_dir``, default huggingface_hub's), sorted by name.  Datasets and
     spaces in the cache are left out.  A missing cache is an empty list; an unreadable
     one raises :class:`HubError`."""
-    from .guard.model import default_model_path
+    from .loading import default_model_path
 
     demo = default_model_path()
     params, family, problems = _inspect(demo)

@@ -2,7 +2,7 @@
 
 This is the API the CLI (``luaguard complete``) and the LSP completion features call::
 
-    from luaguard.guard.generate import CompletionEngine, CompletionRequest
+    from luaguard.completion.generate import CompletionEngine, CompletionRequest
 
     engine = CompletionEngine(settings.completion)          # loads the model lazily
     result = engine.complete(
@@ -27,7 +27,7 @@ threshold applies to the mean), ``stop_reason`` (``"eos"``, ``"max_tokens"``,
 ``degraded`` (a note when the project is missing: instance paths are then checked only
 against the service list), ``elapsed_ms`` and ``mask_us`` (per-step mask timings).
 
-Errors: :class:`~luaguard.guard.model.ModelLoadError` for a missing or corrupt model
+Errors: :class:`~luaguard.completion.loading.ModelLoadError` for a missing or corrupt model
 (raised by ``complete`` and by :meth:`CompletionEngine.load`); ``ValueError`` for an
 offset outside the text.  A prompt longer than the model's context is truncated from the
 left, never an error.
@@ -43,13 +43,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..config import CompletionSettings
-from ..files import read_text
-from .completion_types import Completion, CompletionRequest, parse_location
-from .context import build_prompt, encode_text
 from ..contract import GuardContract
+from ..files import read_text
+from ..guard.matcher import Guard, GuardOptions, Matcher, path_space, project_guard
+from ..guard.table_cache import token_table
+from .context import build_prompt, encode_text
 from .fim import stop_ids
-from .matcher import Guard, GuardOptions, Matcher, path_space, project_guard
-from .table_cache import token_table
+from .requests import Completion, CompletionRequest, parse_location
 
 __all__ = ["Completion", "CompletionEngine", "CompletionRequest", "GenerationResult", "generate_ids", "parse_location"]
 
@@ -399,7 +399,7 @@ class CompletionEngine:
 
     ``settings``: :class:`~luaguard.config.CompletionSettings` (model, max tokens, time
     budget, minimum confidence, guard on/off); ``loaded``: an already loaded
-    :class:`~luaguard.guard.model.LoadedModel` (tests, benchmarks).  The model is loaded on
+    :class:`~luaguard.completion.loading.LoadedModel` (tests, benchmarks).  The model is loaded on
     first use.  Thread-safe (see the module docstring).
     """
 
@@ -422,9 +422,9 @@ class CompletionEngine:
 
     def load(self, *, progress: bool = False):
         """Load the model now (``progress``: transformers' loading bar on stderr); raises
-        :class:`~luaguard.guard.model.ModelLoadError`."""
+        :class:`~luaguard.completion.loading.ModelLoadError`."""
         if self._loaded is None:
-            from .model import load_model
+            from .loading import load_model
 
             self._loaded = load_model(self.settings.model, device=self._device, progress=progress)
             if self._loaded.demonstration and self._loaded.device == "cpu":
@@ -499,7 +499,7 @@ class CompletionEngine:
             if use_guard:
                 ids = ()
                 if request.grounded_numbers:
-                    from .numbers import collect_ids
+                    from ..guard.numbers import collect_ids
 
                     ids = tuple(collect_ids(None, [request.text]))
                 options = GuardOptions(grounded_numbers=request.grounded_numbers, stop=request.stop)

@@ -5,7 +5,7 @@
 work, it is not a code model to rely on); ``load_model("path/to/dir")`` a local Hugging Face
 model folder; ``load_model("owner/name")`` (or ``"owner/name@revision"``) a Hugging Face hub
 model **already in the local cache** - loading never downloads anything
-(``local_files_only=True``); ``luaguard model pull owner/name`` (:mod:`luaguard.hub`) is the one
+(``local_files_only=True``); ``luaguard model pull owner/name`` (:mod:`luaguard.completion.hub`) is the one
 command that downloads, and every "not found" message here names it.
 
 Safety rules (why: model folders are untrusted input):
@@ -17,7 +17,7 @@ Safety rules (why: model folders are untrusted input):
   is refused with a clear message instead of transformers' interactive prompt;
 * every failure becomes :class:`ModelLoadError` naming the folder and what is wrong.
 
-torch and transformers are imported inside the functions, so ``import luaguard.guard.model``
+torch and transformers are imported inside the functions, so ``import luaguard.completion.loading``
 stays cheap for the rest of luaguard.
 """
 
@@ -32,7 +32,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-#: the files ``luaguard model pull`` downloads (:func:`luaguard.hub.pull`) and a local snapshot needs (``fnmatch`` patterns of huggingface_hub's ``allow_patterns``)
+#: the files ``luaguard model pull`` downloads (:func:`luaguard.completion.hub.pull`) and a local snapshot needs (``fnmatch`` patterns of huggingface_hub's ``allow_patterns``)
 ALLOW_PATTERNS = (
     "config.json", "generation_config.json",
     "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json",

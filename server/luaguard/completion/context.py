@@ -247,7 +247,7 @@ def build_prompt(
     budget = max(16, int(context_length) - int(max_new_tokens))
     prefix, suffix = text[:offset], text[offset:]
     if project is not None and space is None:
-        from .matcher import path_space
+        from ..guard.matcher import path_space
 
         space = path_space(project)
     bindings = None

@@ -27,7 +27,7 @@ them before logits processors unless the server runs with ``--logprobs-mode
 processed_logprobs`` (see the README's serving section): only then are they the guarded
 distribution's, as a local model's confidence is.
 
-The answer becomes the :class:`~luaguard.guard.completion_types.Completion` a local model gives
+The answer becomes the :class:`~luaguard.completion.requests.Completion` a local model gives
 (withheld under ``min_confidence``).  Errors (unreachable server, HTTP 4xx/5xx, a malformed
 answer) raise :class:`EndpointError` with the server's message; the language server shows it
 once.
@@ -43,7 +43,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any, Callable
 
-from ..guard.completion_types import Completion
+from .requests import Completion
 
 #: without the server's context length: the prompt sent is at most this many characters
 MAX_PROMPT_CHARS = 6000
@@ -85,7 +85,7 @@ class EndpointError(RuntimeError):
 
 
 class RemoteCompletionEngine:
-    """Drop-in for :class:`~luaguard.guard.generate.CompletionEngine` that asks a server.
+    """Drop-in for :class:`~luaguard.completion.generate.CompletionEngine` that asks a server.
 
     ``settings``: :class:`~luaguard.config.CompletionSettings` (``endpoint``,
     ``endpoint_model``, ``endpoint_project``, ``max_tokens``, ``timeout_ms``,
@@ -142,8 +142,8 @@ class RemoteCompletionEngine:
         return project_relpath(self.root, path)
 
     def complete(self, request, contract=None, cancelled=None):
-        """Post ``request`` (a :class:`~luaguard.guard.completion_types.CompletionRequest`);
-        returns a :class:`~luaguard.guard.completion_types.Completion`.  Raises
+        """Post ``request`` (a :class:`~luaguard.completion.requests.CompletionRequest`);
+        returns a :class:`~luaguard.completion.requests.Completion`.  Raises
         :class:`EndpointError`."""
         s = self.settings
         t0 = time.perf_counter()

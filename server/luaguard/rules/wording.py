@@ -1,6 +1,7 @@
 """The words and fix text every rule shares, written once.
 
-* :func:`did_you_mean` - the end of a message: ``". Did you mean 'X'?"`` or ``"."``;
+* :func:`did_you_mean` - the end of a message: ``". Did you mean 'X'?"`` or ``"."`` (the
+  linter's checks and the tool-call validator);
 * :func:`replace_title` - a fix's title, ``"Replace 'a' with 'b'"``;
 * :func:`string_literal` - a name written as a Luau string literal in the quote the code
   used, escaped;
@@ -15,9 +16,11 @@ from typing import Iterable, Sequence
 from ..fuzzy import best_fix, rank
 
 
-def did_you_mean(suggestions: Sequence[str], none: str = ".") -> str:
-    """``". Did you mean 'S'?"`` for the best of ``suggestions``, else ``none``."""
-    return f". Did you mean '{suggestions[0]}'?" if suggestions else none
+def did_you_mean(suggestions: Sequence[str], none: str = ".", lead: str = ". ") -> str:
+    """``". Did you mean 'S'?"`` for the best of ``suggestions``, else ``none``; ``lead``
+    goes before "Did you mean" (``" "`` after a message that ends its own sentence, as the
+    tool-call validator's do)."""
+    return f"{lead}Did you mean '{suggestions[0]}'?" if suggestions else none
 
 
 def replace_title(old: str, new: str | None) -> str:

@@ -10,13 +10,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-# Codes of the issue (tool calls and plans).
+from ..rules.roblox_api.unknown_class import RULE as _UNKNOWN_CLASS_RULE
+
+# Codes of the issue (tool calls and plans); a class name is the linter's rule (luaguard.rules).
 UNKNOWN_TOOL = "unknown_tool"
 MISSING_FIELD = "missing_field"
 INVALID_ARGUMENT = "invalid_argument"
 UNKNOWN_PATH = "unknown_path"
 PATH_OUTSIDE_PROJECT = "path_outside_project"
-UNKNOWN_CLASS = "unknown_class"
+UNKNOWN_CLASS = _UNKNOWN_CLASS_RULE.id
 UNKNOWN_PROPERTY = "unknown_property"
 WRONG_PROPERTY_TYPE = "wrong_property_type"
 LOW_CONFIDENCE = "low_confidence"

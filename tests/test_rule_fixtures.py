@@ -11,7 +11,8 @@ file.  ``<case>.expected`` beside it holds every finding of every rule, one bloc
         suggestions: Modules
         fix safe 3:12-3:19: 'Modules'
 
-Every rule has a case that reports it and an ``ok_*`` (or ``patch_ok_*``) case that must not.
+Every rule has a case that reports it and an ``ok_*`` (or ``patch_ok_*``) case that must not;
+every fix is as safe as its rule's :class:`~luaguard.rules.base.FixSafety` says.
 ``pytest tests/test_rule_fixtures.py --update-rule-fixtures`` rewrites the expected files
 (review the diff: it is the behaviour change).
 """
@@ -24,6 +25,7 @@ import pytest
 
 from luaguard.engine import Engine
 from luaguard.findings import Finding
+from luaguard.rules.base import FixSafety
 from luaguard.rules.registry import all_rules
 
 RULES_DIR = Path(__file__).resolve().parent / "rules"
@@ -70,7 +72,14 @@ def lint_case(case: Path) -> list[Finding]:
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c.parent.name}/{c.stem}" for c in CASES])
 def test_rule_fixture(case: Path, request: pytest.FixtureRequest):
-    got = render(lint_case(case))
+    findings = lint_case(case)
+    rules = all_rules()
+    for f in findings:  # a fix is as safe as its rule says (luaguard.rules.base.FixSafety)
+        safety = rules[f.rule].fix
+        assert not (safety is FixSafety.NONE and f.fix is not None), f
+        assert not (safety is FixSafety.SAFE and f.fix is not None and not f.fix.safe), f
+        assert not (safety is FixSafety.UNSAFE and f.fix is not None and f.fix.safe), f
+    got = render(findings)
     expected = case.with_suffix(".expected")
     if request.config.getoption("--update-rule-fixtures"):
         expected.write_text(got, encoding="utf-8")

@@ -27,6 +27,7 @@ import posixpath
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..checks.unknown_class import ranked_classes
 from ..findings import Severity
 from ..fuzzy import rank
 from ..project.rojo import OPEN_DEFAULT_IGNORE
@@ -820,8 +821,7 @@ def _check_class(api, value: str, fname: str, *, creatable: bool, problems: list
         return True
     if not creatable and api.has_class(value):
         return True
-    pool = sorted(api.creatable) if creatable else list(api.class_names())
-    sugg = [c for c, _ in rank(value, pool, limit=5)]
+    sugg = [c for c, _ in ranked_classes(api, value, creatable=creatable)]
     if api.has_class(value):
         if api.is_service(value):
             msg = f"'{value}' is a service: it already exists (game:GetService(\"{value}\")) and cannot be created."

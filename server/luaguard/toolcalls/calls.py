@@ -220,7 +220,7 @@ def check_call(ctx: CallContext, rec: CallRecord) -> CallResult:
 
 def _split(result: CallResult, problems: list[Problem]) -> None:
     for p in problems:
-        (result.errors if p.severity == "error" else result.warnings).append(p)
+        (result.errors if p.severity is Severity.ERROR else result.warnings).append(p)
 
 
 def _check_confidence(ctx: CallContext, rec: CallRecord, problems: list[Problem]) -> None:
@@ -595,7 +595,7 @@ def _resolve_instance(ctx: CallContext, value: str, fname: str, problems: list[P
         return None, False  # a package's link: its contents are not known here
     problem = _unknown_instance(ctx, ref, node, rest, fname, scripts=False)
     if node is not None and not _strict(ctx, node):
-        problem.severity = "warning"
+        problem.severity = Severity.WARNING
         problem.message += f" It may exist at run time ({node.open_reason}), so this is not an error."
         problems.append(problem)
         return None, False
@@ -846,7 +846,7 @@ def _check_property(api, node: Instance, prop: str, fname: str, problems: list[P
         if member.deprecated:
             repl = f" Use '{member.deprecated_replacement}' instead." if member.deprecated_replacement else ""
             problems.append(Problem(M.DEPRECATED_PROPERTY, f"{cls}.{prop} is deprecated.{repl}", field=fname,
-                                    severity="warning",
+                                    severity=Severity.WARNING,
                                     suggestions=(member.deprecated_replacement,) if member.deprecated_replacement else ()))
         return member.type
     # lower-case names in the API data are legacy serialization aliases (``siz``), not API;
@@ -1019,7 +1019,7 @@ def _check_script_edit(ctx: CallContext, target: _Target | None, args: dict, fie
         new_text = "".join(lines[:n]) + block + "".join(lines[n:])
     fname = fields["edit_new"]
     for f in lint_change(ctx.engine, old_text, new_text, target.node, target.rel, target.display, ctx.overlay):
-        sev = "error" if f.severity == Severity.ERROR else "warning"
+        sev = Severity.ERROR if f.severity is Severity.ERROR else Severity.WARNING
         problems.append(Problem(f.rule, f"{target.display} line {f.range.start.line + 1}: {f.message}", field=fname,
                                 suggestions=tuple(f.suggestions), severity=sev, from_content=True))
     return new_text
@@ -1047,7 +1047,7 @@ def _check_content(ctx: CallContext, content: Any, fname: str, target: _Target |
     old_text = _old_source(ctx, target) if replaces else None
     findings = lint_change(ctx.engine, old_text, content, node, rel, shown, ctx.overlay)
     for f in findings:
-        sev = "error" if f.severity == Severity.ERROR else "warning"
+        sev = Severity.ERROR if f.severity is Severity.ERROR else Severity.WARNING
         problems.append(Problem(f.rule, f"Line {f.range.start.line + 1}: {f.message}", field=fname,
                                 suggestions=tuple(f.suggestions), severity=sev, range=f.range.to_json(),
                                 from_content=True))

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..findings import Severity
 from ..rules.roblox_api.unknown_class import RULE as _UNKNOWN_CLASS_RULE
 
 # Codes of the issue (tool calls and plans); a class name is the linter's rule (luaguard.rules).
@@ -51,8 +52,9 @@ class Problem:
     ``placeholder`` for findings in a call's Luau content); ``field`` names the argument
     (``"path"``, ``"value.x"``; ``None`` for the call as a whole); ``suggestions`` are
     ranked, best first; ``hint`` is extra context for the model (what exists there), used
-    in the feedback text only; ``severity`` is ``"error"`` (the call is invalid) or
-    ``"warning"``; ``range`` is an LSP range (0-based lines, UTF-16 columns) inside the
+    in the feedback text only; ``severity`` is :attr:`~luaguard.findings.Severity.ERROR`
+    (the call is invalid) or :attr:`~luaguard.findings.Severity.WARNING` (the linter's
+    severities); ``range`` is an LSP range (0-based lines, UTF-16 columns) inside the
     call's content, for content findings only; ``from_content`` marks those findings (the
     engine already counted them in its stats).
     """
@@ -62,7 +64,7 @@ class Problem:
     field: str | None = None
     suggestions: tuple[str, ...] = ()
     hint: str | None = None
-    severity: str = "error"
+    severity: Severity = Severity.ERROR
     range: dict | None = None
     from_content: bool = False
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..findings import Severity
 from ..fuzzy import rank
 from ..rules.wording import did_you_mean
 from . import model as M
@@ -187,8 +188,8 @@ def check_plan(ctx: CallContext, batch: Batch) -> list[CallResult]:
     for i, (rec, dep_problems) in enumerate(zip(batch.calls, deps)):
         ctx.label = f"step '{_label(rec.step, i)}'"
         result = check_call(ctx, rec)
-        result.errors[:0] = [p for p in dep_problems if p.severity == "error"]
-        result.warnings[:0] = [p for p in dep_problems if p.severity != "error"]
+        result.errors[:0] = [p for p in dep_problems if p.severity is Severity.ERROR]
+        result.warnings[:0] = [p for p in dep_problems if p.severity is not Severity.ERROR]
         results.append(result)
     return results
 

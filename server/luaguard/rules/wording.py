@@ -4,16 +4,14 @@
   linter's checks and the tool-call validator);
 * :func:`replace_title` - a fix's title, ``"Replace 'a' with 'b'"``;
 * :func:`string_literal` - a name written as a Luau string literal in the quote the code
-  used, escaped;
-* :func:`ranked_fix` - the suggestions (best first) and the one clearly best name
-  (:func:`luaguard.fuzzy.best_fix`) for a name among candidates.
+  used, escaped.
+
+The one clearly best candidate a fix may offer is :func:`luaguard.fuzzy.best_fix`'s.
 """
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
-
-from ..fuzzy import best_fix, rank
+from typing import Sequence
 
 
 def did_you_mean(suggestions: Sequence[str], none: str = ".", lead: str = ". ") -> str:
@@ -38,11 +36,3 @@ def string_literal(text: str, start: int, name: str) -> str:
     (``"`` when no quote is there), escaped."""
     quote = text[start] if start < len(text) and text[start] in "\"'" else '"'
     return f"{quote}{escape(name, quote)}{quote}"
-
-
-def ranked_fix(name: str, candidates: Iterable[str]) -> tuple[list[tuple[str, float]], list[str], str | None]:
-    """``(ranked, suggestions, fix)`` for ``name`` among ``candidates``: the ranked
-    ``(candidate, score)`` pairs (:func:`luaguard.fuzzy.rank`), their names best first, and
-    the one clearly best name or ``None``."""
-    ranked = rank(name, candidates)
-    return ranked, [c for c, _ in ranked], best_fix(ranked)

@@ -62,7 +62,7 @@ def hf_sequences(items, device: str, max_tokens: int) -> list[list[int]]:
     from transformers import AutoModelForCausalLM, AutoTokenizer, LogitsProcessorList
 
     from luaguard.guard.processor import GuardLogitsProcessor
-    from luaguard.serving.config import ProjectRegistry
+    from luaguard.serving.registry import ProjectRegistry
 
     tok = AutoTokenizer.from_pretrained(MODEL)
     model = AutoModelForCausalLM.from_pretrained(MODEL).to(device).eval()
@@ -276,7 +276,7 @@ def drive(rows, outputs, mc, device: str = "cpu") -> tuple[float, float, float]:
     computed; the token tables are the process's)."""
     import torch
 
-    from luaguard.serving.config import ProjectRegistry
+    from luaguard.serving.registry import ProjectRegistry
     from luaguard.serving.vllm import LuaguardLogitsProcessor
 
     LuaguardLogitsProcessor._registry = ProjectRegistry({"place": PLACE})  # a new index: cold guard

@@ -14,8 +14,8 @@ import pytest
 import torch
 from endpoint_standin import completion_endpoint
 
-import luaguard.serving.config as C
-from luaguard.serving.config import ConfigError, GuardRequest, ProjectRegistry, XArgsError, parse_xargs
+import luaguard.serving.registry as C
+from luaguard.serving.registry import ConfigError, GuardRequest, ProjectRegistry, XArgsError, parse_xargs
 
 ROOT = Path(__file__).resolve().parent.parent
 PLACE = ROOT / "samples" / "place"

@@ -1,7 +1,7 @@
 """The placeholder rule's comment grammar: which comments stand for code left out.
 
 Plain data shared by the linter (:mod:`luaguard.checks.placeholders` matches comments
-with it) and the decoding guard (:mod:`luaguard.guard.placeholders` compiles the same
+with it) and the decoding guard (:mod:`luaguard.guard.elision_matchers` compiles the same
 patterns into automata with :mod:`luaguard.guard.regexdfa`), so the two never disagree and
 the guard never imports the linter.  A comment's *subject* is one context byte (``CTX_*``:
 where the comment stands) followed by its UTF-8 body; :data:`COMMENT_RULES` are regular

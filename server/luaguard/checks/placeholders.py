@@ -28,7 +28,7 @@ same as before``), an instruction at its start (``-- implement this``, not "we i
 this here because ..."), or a phrase no prose uses (``your code here``); in a block
 comment (a doc comment) only a whole single-line body is a marker (``--[[ ... ]]``).  The
 decoding guard compiles these same expressions into its automaton
-(:mod:`luaguard.guard.placeholders`), so it refuses exactly the comments this rule flags.
+(:mod:`luaguard.guard.elision_matchers`), so it refuses exactly the comments this rule flags.
 A finding covers the phrase that matched and quotes it.
 
 **Ellipses in code.**  The parser says what each ``...`` is: a vararg parameter or a type

@@ -39,7 +39,7 @@ Where the guard cannot know the value the linter will compute (a comment between
 and ``.``, a bracket the prompt opened and the model closes, conflicting bindings), the
 value is :data:`~.paths.POISON` and indexing it is rejected.
 
-**Placeholders**: :mod:`.placeholders` phrases in comments and strings; ``...`` only where
+**Placeholders**: :mod:`.elision_matchers` phrases in comments and strings; ``...`` only where
 the linter's ``placeholder`` rule accepts it as a vararg (after an expression preceder on
 the same line, or as a type pack ``T...``).
 
@@ -86,7 +86,7 @@ from .brackets import (
 from .numbers import ID_TRIGGERS, IdSet
 from .paths import DESC, KIND_BRACKET, KIND_DOT, KIND_METHOD, NOVAL, POISON, PathSpace
 from ..elisions import CTX_BLOCK, CTX_LINE, CTX_RUN, CTX_TRAIL, CTX_TYPE, CTX_TYPE_BLOCK
-from .placeholders import BANNED, PhraseMatcher, block_matcher, comment_matcher, string_matcher
+from .elision_matchers import BANNED, PhraseMatcher, block_matcher, comment_matcher, string_matcher
 
 __all__ = ["ATTACH_MAYBE", "GEN", "KEYWORDS", "LENIENT", "Automaton", "initial_state"]
 

@@ -952,7 +952,7 @@ def project_guard(table: TokenTable, contract: GuardContract | None = None, opti
     """The guard of ``table`` with the linter's contract: the one constructor every front end
     uses (:meth:`Guard.for_model`, the language server's
     :class:`~luaguard.completion.generate.CompletionEngine`, the vLLM registry
-    :class:`~luaguard.serving.config.ServedProject`).
+    :class:`~luaguard.serving.registry.ServedProject`).
 
     ``contract`` comes from :meth:`luaguard.engine.Engine.guard_contract` (the project, the
     names its scripts create at run time, whether the file's service names are checked);

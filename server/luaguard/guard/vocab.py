@@ -70,7 +70,7 @@ from .automaton import (
     projection_is_identity,
 )
 from .bitmask import pack
-from .placeholders import BANNED, block_matcher, comment_matcher
+from .elision_matchers import BANNED, block_matcher, comment_matcher
 from .token_bytes import TokenTable
 
 try:  # the compiled walk (setup.py builds it; optional)

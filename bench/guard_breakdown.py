@@ -2,7 +2,7 @@
 
 ``bench/guard_eval.py`` gives the end-to-end ratio guarded/plain; this script splits it.
 For the same prompts (cut from the sample place as guard_eval cuts them) it runs the plain
-and the guarded decoding loop interleaved (:func:`luaguard.guard.generate.generate_ids`
+and the guarded decoding loop interleaved (:func:`luaguard.completion.generate.generate_ids`
 with its ``phases`` accumulator) and prints, per decoding step in microseconds:
 
 * ``prefill`` and ``forward`` - the model's first pass (over the prompt) and its later
@@ -77,10 +77,10 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
     from guard_eval import SAMPLES, cut_prompts, prepare_prompt
-    from luaguard.guard.generate import _eos_ids, _logits_width, generate_ids
+    from luaguard.completion.generate import _eos_ids, _logits_width, generate_ids
     from luaguard.guard.matcher import GuardOptions, guard_for
-    from luaguard.guard.model import load_model
-    from luaguard.guard.token_bytes import token_table
+    from luaguard.completion.loading import load_model
+    from luaguard.guard.table_cache import token_table
     from luaguard.lsp.heap import settle_heap
     from luaguard.project.index import load_project
 

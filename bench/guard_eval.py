@@ -5,8 +5,8 @@ Prompts are cut at **path sites** (right after ``game.``, ``workspace.``, ``scri
 locals bound to instance chains) and at **statement starts** (the first token of a line) of
 ``samples/place/src``.  For each prompt the model completes the text four times: without and
 with the guard, greedy and sampled (same seed for the two sampled runs).  The same decoding
-loop (:func:`luaguard.guard.generate.generate_ids`) and prompt (facts header + prefix,
-:func:`luaguard.guard.context.build_prompt`) are used with and without the guard.
+loop (:func:`luaguard.completion.generate.generate_ids`) and prompt (facts header + prefix,
+:func:`luaguard.completion.context.build_prompt`) are used with and without the guard.
 
 Printed figures:
 
@@ -110,9 +110,9 @@ def cut_prompts(n_path: int, n_stmt: int, seed: int) -> list[tuple[str, str, int
 
 def prepare_prompt(lm, project, space, rel: str, text: str, off: int, max_new_tokens: int) -> tuple:
     """``(scripts, analysis, prompt)`` for the cut at offset ``off`` of file ``rel``, as
-    :class:`~luaguard.guard.generate.CompletionEngine` makes them: the prefix is parsed once,
+    :class:`~luaguard.completion.generate.CompletionEngine` makes them: the prefix is parsed once,
     for the prompt's facts (guarded or not) and for the guard's bindings."""
-    from luaguard.guard.context import build_prompt
+    from luaguard.completion.context import build_prompt
 
     scripts = project.instances_for_file(rel)
     analysis = space.analyze(text[:off], scripts)
@@ -123,7 +123,7 @@ def prepare_prompt(lm, project, space, rel: str, text: str, off: int, max_new_to
 
 
 def add_loop_option(ap: argparse.ArgumentParser) -> None:
-    """``--mask-every-step``: run :func:`~luaguard.guard.generate.generate_ids` with
+    """``--mask-every-step``: run :func:`~luaguard.completion.generate.generate_ids` with
     ``check_first=False`` (shared with ``guard_breakdown.py``)."""
     ap.add_argument("--mask-every-step", action="store_true",
                     help="mask every step before choosing (generate_ids(check_first=False)) instead of checking the "
@@ -279,11 +279,12 @@ def main(argv: list[str] | None = None) -> int:
     import torch
     from guard_support import new_violations
     from luaguard.engine import Engine
-    from luaguard.guard.context import encode_text
-    from luaguard.guard.generate import _eos_ids, _logits_width, generate_ids
+    from luaguard.completion.context import encode_text
+    from luaguard.completion.generate import _eos_ids, _logits_width, generate_ids
     from luaguard.guard.matcher import GuardOptions, guard_for
-    from luaguard.guard.model import load_model
-    from luaguard.guard.token_bytes import pad_table, token_table
+    from luaguard.completion.loading import load_model
+    from luaguard.guard.table_cache import token_table
+    from luaguard.guard.token_bytes import pad_table
     from luaguard.project.index import load_project
 
     torch.set_num_threads(args.threads)
@@ -300,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
     space = guard.space
     print(f"guard: vocabulary {table.size} ({table.kind}), trie {guard.engine.trie}, built in {time.perf_counter() - t0:.2f}s")
     if args.warm > 0:
-        from luaguard.guard.generate import CompletionEngine
+        from luaguard.completion.generate import CompletionEngine
 
         t0 = time.perf_counter()
         n = CompletionEngine(loaded=lm).warm(project, budget_s=args.warm)

@@ -56,7 +56,7 @@ def make_sequences(lm, guard, prepared: list[tuple], max_new_tokens: int, seed: 
     """The guarded runs of guard_eval (greedy, then sampled, per prompt) as
     ``{"prompt": i, "temperature": t, "ids": [...]}`` records; ``prepared``: per prompt,
     what guard_eval's ``prepare_prompt`` gives (scripts, analysis, prompt)."""
-    from luaguard.guard.generate import _eos_ids, generate_ids
+    from luaguard.completion.generate import _eos_ids, generate_ids
 
     eos = _eos_ids(lm)
     out = []
@@ -132,10 +132,11 @@ def main(argv: list[str] | None = None) -> int:
     import numpy as np
     import torch
     from luaguard.guard.automaton import Automaton
-    from luaguard.guard.generate import _eos_ids, _logits_width
+    from luaguard.completion.generate import _eos_ids, _logits_width
     from luaguard.guard.matcher import Guard, GuardOptions, guard_for, path_space
-    from luaguard.guard.model import load_model
-    from luaguard.guard.token_bytes import pad_table, token_table
+    from luaguard.completion.loading import load_model
+    from luaguard.guard.table_cache import token_table
+    from luaguard.guard.token_bytes import pad_table
     from luaguard.lsp.heap import settle_heap
     from luaguard.project.index import load_project
 

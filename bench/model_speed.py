@@ -56,7 +56,7 @@ def main() -> int:
     import torch
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
-    from luaguard.guard.generate import generate_ids
+    from luaguard.completion.generate import generate_ids
 
     torch.manual_seed(0)
     torch.set_num_threads(args.threads)

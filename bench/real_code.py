@@ -210,7 +210,7 @@ def tokenizer(name: str):
     tok = _TOKENIZERS.get(name)
     if tok is None:
         if name == "default":
-            from luaguard.guard.model import _load_tokenizer, default_model_path
+            from luaguard.completion.loading import _load_tokenizer, default_model_path
 
             tok = _load_tokenizer(default_model_path())
         elif name == "byte_level":
@@ -227,7 +227,7 @@ def tokenizer(name: str):
             if name not in WIDTHS:
                 raise SystemExit(f"unknown tokenizer {name!r} (default, byte_level, metaspace, {', '.join(WIDTHS)})")
             tok = real_tokenizer(name)
-        from luaguard.guard.token_bytes import token_table
+        from luaguard.guard.table_cache import token_table
         from real_tokenizers import WIDTHS
 
         _TOKENIZERS[name] = tok = (tok, token_table(tok, WIDTHS.get(name)))
@@ -779,8 +779,8 @@ def main(argv: list[str] | None = None) -> int:
             tot.update(c)
         print(f"(f) typo mutants: {tot['n']} ({time.perf_counter() - t0:.0f} s"
               + (f"; {res['stale']} of the loaded set skipped: file changed" if res["stale"] else "")
-              + f"); flagged / at error / at error in the DataModel (files a Rojo project file of their repository "
-                f"maps into a DataModel) / best suggestion = the original (of those flagged):")
+              + "); flagged / at error / at error in the DataModel (files a Rojo project file of their repository "
+                "maps into a DataModel) / best suggestion = the original (of those flagged):")
 
         def row(label: str, c) -> str:
             return (f"  {label:14s} n={c.get('n', 0):5d}  flagged {_pct(c.get('flagged', 0), c.get('n', 0))}  "

@@ -62,7 +62,7 @@ def hf_sequences(items, device: str, max_tokens: int) -> list[list[int]]:
     from transformers import AutoModelForCausalLM, AutoTokenizer, LogitsProcessorList
 
     from luaguard.guard.processor import GuardLogitsProcessor
-    from luaguard.serving.config import ProjectRegistry
+    from luaguard.serving.registry import ProjectRegistry
 
     tok = AutoTokenizer.from_pretrained(MODEL)
     model = AutoModelForCausalLM.from_pretrained(MODEL).to(device).eval()
@@ -180,7 +180,7 @@ import serving
 tok, width, _label = serving.load_tokenizer(sys.argv[2], int(sys.argv[3]))
 from luaguard.engine import Engine
 from luaguard.guard.matcher import project_guard
-from luaguard.guard.token_bytes import token_table
+from luaguard.guard.table_cache import token_table
 from luaguard.guard.vocab import vocab_trie
 out = {}
 contract = Engine(serving.PLACE).guard_contract()
@@ -276,7 +276,7 @@ def drive(rows, outputs, mc, device: str = "cpu") -> tuple[float, float, float]:
     computed; the token tables are the process's)."""
     import torch
 
-    from luaguard.serving.config import ProjectRegistry
+    from luaguard.serving.registry import ProjectRegistry
     from luaguard.serving.vllm import LuaguardLogitsProcessor
 
     LuaguardLogitsProcessor._registry = ProjectRegistry({"place": PLACE})  # a new index: cold guard
@@ -355,7 +355,6 @@ def main() -> int:
     from vllm.inputs import TokensPrompt
 
     from check_vllm import prompts
-    from luaguard.serving.config import ProjectRegistry
     from luaguard.serving.vllm import LuaguardLogitsProcessor
 
     os.environ.setdefault("LUAGUARD_PROJECTS", f"place={PLACE}")

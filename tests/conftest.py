@@ -17,3 +17,8 @@ def _no_user_settings(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pyt
     monkeypatch.setenv("LUAGUARD_USER_CONFIG", str(tmp_path_factory.getbasetemp() / "no-user-config.toml"))
     for name in ENV_SETTINGS:
         monkeypatch.delenv(name, raising=False)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-rule-fixtures", action="store_true", default=False,
+                     help="rewrite the expected findings of tests/rules/<rule>/<case>.luau (tests/test_rule_fixtures.py)")

@@ -157,7 +157,7 @@ def replay(guard, tok, table, data: bytes, start: int, *, scripts=(), error_line
     ``error_lines`` (0-based lines with an error finding) and for any mask that disagrees
     with the matcher; ``note`` says why the replay stopped early (a tokenizer that does not
     reproduce the text), else ``""``."""
-    from luaguard.guard.context import encode_text
+    from luaguard.completion.context import encode_text
 
     misses: list[tuple[int, str, str]] = []
     refusals = tokens = masks = 0

@@ -179,12 +179,6 @@ def _project(root: Path, name: str) -> Path:
     return root
 
 
-def test_plugin_security_member_in_a_game_script_is_a_warning(tmp_path):
-    root = _project(tmp_path, "default.project.json")
-    [f] = lint(PLUGIN_ONLY, ("restricted_api",), root, "src/init.server.luau")
-    assert f.severity.label == "warning" and "PluginSecurity" in f.message and "plugin = true" in f.message
-
-
 @pytest.mark.parametrize("name", ["plugin.project.json", "studio-plugin.project.json"])
 def test_plugin_projects_may_use_plugin_members(tmp_path, name):
     root = _project(tmp_path, name)
@@ -204,12 +198,6 @@ def test_plugin_folder_setting_and_plugin_global(tmp_path):
                 "src/init.server.luau") == []
     # explicitly not a plugin, whatever the folder says
     assert lint(PLUGIN_ONLY, ("restricted_api",), root, "src/init.server.luau", Settings(plugin=False)) != []
-
-
-def test_core_script_members_are_restricted_for_plugins_too(tmp_path):
-    src = 'local bar = plugin:CreateToolbar("X")\nlocal ok = game:DefineFastFlag("Flag", false)\n'
-    [f] = lint(src, ("restricted_api",))
-    assert "RobloxScriptSecurity" in f.message
 
 
 def test_plugin_detection_rules(tmp_path):

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 from importlib import resources
-from pathlib import Path
 
 import jsonschema
 import pytest
@@ -130,6 +129,8 @@ def test_sarif_is_valid_and_complete(project, capsys):
     by_id = {r["id"]: r for r in rules}
     assert {"unknown_instance", "unknown_service", "deprecated_api", "syntax_error"} <= set(by_id)
     assert all(r["help"]["text"] and r["shortDescription"]["text"] for r in rules)
+    assert by_id["unknown_service"]["helpUri"].endswith("/docs/rules/unknown_service.md")
+    assert by_id["unknown_service"]["help"]["markdown"].startswith("# unknown_service")
     results = run_["results"]
     assert len(results) == 5
     svc = next(r for r in results if r["ruleId"] == "unknown_service")
@@ -219,8 +220,16 @@ def test_paths_relative_to_the_current_directory(project, capsys, monkeypatch):
     assert out3 == out
 
 
-def test_every_rule_has_help_text():
-    """SARIF's rule descriptions (and --help readers) need a text for each rule a lint reports."""
-    from luaguard.checks.registry import RULE_HELP, all_rule_ids
+def test_every_rule_is_a_documented_unit():
+    """Every rule id a check reports has its module in luaguard.rules (id = module name, docs,
+    help text for SARIF), and every rule module's id is one the checks or the engine report."""
+    from luaguard.checks.registry import all_checks
+    from luaguard.rules.registry import all_rules
 
-    assert sorted(all_rule_ids()) == sorted(RULE_HELP)
+    rules = all_rules()
+    reported = {rid for check in all_checks() for rid in check.rules}
+    assert reported == {rid for rid, r in rules.items() if not r.file_rule}
+    for rid, rule in rules.items():
+        assert rule.docs.startswith(f"# {rid}\n") and "**How to suppress.**" in rule.docs, rid
+        assert rule.short and rule.help and rule.summary, rid
+        assert set(rule.supersedes) <= set(rules), rid

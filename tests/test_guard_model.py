@@ -1,4 +1,4 @@
-"""Tests for model loading (luaguard.guard.model) against the shipped default model."""
+"""Tests for model loading (luaguard.completion.loading) against the shipped default model."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from luaguard.guard.model import (
+from luaguard.completion.loading import (
     LoadedModel,
     ModelLoadError,
     clear_model_cache,
@@ -252,6 +252,6 @@ def test_cache_clear() -> None:
 
 
 def test_import_does_not_pull_torch() -> None:
-    code = "import sys, luaguard.guard.model, luaguard.guard.context; print('torch' in sys.modules, 'transformers' in sys.modules)"
+    code = "import sys, luaguard.completion.loading, luaguard.completion.context; print('torch' in sys.modules, 'transformers' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.split() == ["False", "False"]

@@ -115,7 +115,7 @@ def test_property_check_first_generations_are_lint_clean(setup, kind) -> None:
     """luaguard's own decoding loop (``generate_ids``, which checks the model's choice first
     and masks only refused steps) with the same random-weights model: sampled and greedy
     generations from the path prompts break no rule either."""
-    from luaguard.guard.generate import generate_ids
+    from luaguard.completion.generate import generate_ids
 
     project, engine, scripts = setup
     tok = byte_level_tokenizer() if kind == "byte_level" else metaspace_tokenizer()

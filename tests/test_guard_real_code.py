@@ -17,7 +17,6 @@ it gets a small project built in a temporary folder.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from guard_support import SAMPLES, byte_level_tokenizer, metaspace_tokenizer, replay
@@ -27,8 +26,8 @@ from real_tokenizers import NAMES, WIDTHS, available, real_tokenizer
 
 from luaguard.engine import Engine
 from luaguard.guard.matcher import project_guard
-from luaguard.guard.model import _load_tokenizer, default_model_path
-from luaguard.guard.token_bytes import token_table
+from luaguard.completion.loading import _load_tokenizer, default_model_path
+from luaguard.guard.table_cache import token_table
 from project_files import write_files
 
 

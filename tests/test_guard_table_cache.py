@@ -18,7 +18,6 @@ pytest.importorskip("transformers")
 from guard_support import byte_level_tokenizer
 
 import luaguard.guard.table_cache as C
-import luaguard.guard.token_bytes as TB
 from luaguard.guard.vocab import VocabTrie, vocab_trie
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,7 +28,7 @@ def cache(tmp_path, monkeypatch):
     """A private cache folder, every table cached (the small test tokenizers included)."""
     monkeypatch.setenv("LUAGUARD_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(C, "MIN_IDS", 0)
-    monkeypatch.setattr(TB, "_CACHE", type(TB._CACHE)())
+    monkeypatch.setattr(C, "_CACHE", type(C._CACHE)())
     return tmp_path / "tables"
 
 
@@ -43,13 +42,13 @@ def _same(a: VocabTrie, b: VocabTrie) -> None:
 
 def test_a_cached_table_is_the_built_one(cache) -> None:
     tok = byte_level_tokenizer()
-    built = TB.token_table(tok, len(tok) + 5)
+    built = C.token_table(tok, len(tok) + 5)
     assert built.cache_key is not None and not list(cache.glob("*.npz"))  # saved with its trie
     trie = vocab_trie(built)
     (entry,) = cache.glob("*.npz")
     assert entry.stem == built.cache_key and not list(cache.glob("*.tmp"))
-    TB._CACHE.clear()
-    loaded = TB.token_table(tok, len(tok) + 5)
+    C._CACHE.clear()
+    loaded = C.token_table(tok, len(tok) + 5)
     assert loaded is not built and loaded.cache_key == built.cache_key
     assert (loaded.token_bytes, loaded.eos_ids, loaded.kind, loaded.size) == (built.token_bytes, built.eos_ids,
                                                                                built.kind, built.size)
@@ -75,7 +74,7 @@ def test_the_key_follows_the_vocabulary_specials_width_and_eos() -> None:
 
 def test_a_corrupt_or_foreign_file_is_rebuilt(cache, caplog) -> None:
     tok = byte_level_tokenizer()
-    table = TB.token_table(tok)
+    table = C.token_table(tok)
     vocab_trie(table)
     (entry,) = cache.glob("*.npz")
     good = entry.read_bytes()
@@ -83,8 +82,8 @@ def test_a_corrupt_or_foreign_file_is_rebuilt(cache, caplog) -> None:
         entry.write_bytes(bad)
         assert C.load(table.cache_key) is None
     assert "ignoring the cached token table" in caplog.text
-    TB._CACHE.clear()
-    rebuilt = TB.token_table(tok)
+    C._CACHE.clear()
+    rebuilt = C.token_table(tok)
     assert "vocab_trie" not in rebuilt._derived and rebuilt.token_bytes == table.token_bytes
     vocab_trie(rebuilt)  # written anew
     assert C.load(table.cache_key) is not None
@@ -106,7 +105,7 @@ def test_concurrent_processes_share_one_valid_file(cache, tmp_path) -> None:
         import luaguard.guard.table_cache as C
         C.MIN_IDS = 0
         from guard_support import byte_level_tokenizer
-        from luaguard.guard.token_bytes import token_table
+        from luaguard.guard.table_cache import token_table
         from luaguard.guard.vocab import vocab_trie
         t = token_table(byte_level_tokenizer())
         vocab_trie(t)

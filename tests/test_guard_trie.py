@@ -104,7 +104,7 @@ def _token_values(data: bytes, cm, bm):
     bytes from ``j`` on can close, their text-ending bytes, the free runs they belong to."""
     import luaguard.guard.vocab as V
     from luaguard.guard.automaton import F_ALL, F_BCMT, F_LCMT
-    from luaguard.guard.placeholders import BANNED
+    from luaguard.guard.elision_matchers import BANNED
 
     def phrase_from(m, j: int) -> bool:  # a phrase completes reading from j (idle; before: non-word, or word)
         for word in {False, j > 0 and V._IDENT[data[j - 1]]}:
@@ -137,7 +137,7 @@ def test_vocabulary_trie_holds_each_nodes_values_by_their_definition(seed):
     ``maxpops``/``ends``/``plain``, the children grouped by key in first-child order, the
     per-layer values (tokens holding placeholder phrases, closers, keyword ends, quotes)."""
     import luaguard.guard.vocab as V
-    from luaguard.guard.placeholders import block_matcher, comment_matcher
+    from luaguard.guard.elision_matchers import block_matcher, comment_matcher
     from luaguard.guard.token_bytes import TokenTable
 
     rng = random.Random(seed)

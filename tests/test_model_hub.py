@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from hub_standin import HubStandIn
-from luaguard.guard.model import ModelLoadError, default_model_path
+from luaguard.completion.loading import ModelLoadError, default_model_path
 
 ROOT = Path(__file__).resolve().parent.parent
 ALLOWED = {"config.json", "generation_config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"}
@@ -86,8 +86,8 @@ def test_model_pull_and_list_through_the_cli(tmp_path: Path, monkeypatch: pytest
         # the same cache from this process (as HF_ENDPOINT and HF_HUB_CACHE set it)
         import huggingface_hub.constants as hc
 
-        from luaguard.guard.model import clear_model_cache, load_model
-        from luaguard.hub import list_models, pull
+        from luaguard.completion.loading import clear_model_cache, load_model
+        from luaguard.completion.hub import list_models, pull
 
         monkeypatch.setattr(hc, "ENDPOINT", hub.url)
         monkeypatch.setattr(hc, "HUGGINGFACE_CO_URL_TEMPLATE", hub.url + "/{repo_id}/resolve/{revision}/{filename}")
@@ -161,7 +161,7 @@ def test_model_pull_run_again_fetches_only_what_is_missing(tmp_path: Path) -> No
 
 
 def test_model_pull_refuses_remote_code(local_hub: HubStandIn, tmp_path: Path) -> None:
-    from luaguard.hub import HubError, pull
+    from luaguard.completion.hub import HubError, pull
 
     config = json.loads((default_model_path() / "config.json").read_text())
     config["auto_map"] = {"AutoModelForCausalLM": "modeling_demo.DemoForCausalLM"}
@@ -181,7 +181,7 @@ def test_model_pull_refuses_remote_code(local_hub: HubStandIn, tmp_path: Path) -
 
 
 def test_model_pull_refuses_pickle_only_and_non_models(local_hub: HubStandIn) -> None:
-    from luaguard.hub import HubError, pull
+    from luaguard.completion.hub import HubError, pull
 
     files = {k: v for k, v in _demo_files().items() if k != "model.safetensors"}
     local_hub.add("luaguard-tests/pickle", {**files, "pytorch_model.bin": b"\x80\x04pickle"})
@@ -194,7 +194,7 @@ def test_model_pull_refuses_pickle_only_and_non_models(local_hub: HubStandIn) ->
 
 
 def test_model_pull_names_what_is_wrong(local_hub: HubStandIn) -> None:
-    from luaguard.hub import HubError, pull
+    from luaguard.completion.hub import HubError, pull
 
     local_hub.add("luaguard-tests/demo", _demo_files())
     with pytest.raises(HubError, match=f"luaguard-tests/nope: no such model on {local_hub.url}"):
@@ -212,7 +212,7 @@ def test_model_pull_unreachable_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
     import huggingface_hub.constants as hc
 
-    from luaguard.hub import HubError, pull
+    from luaguard.completion.hub import HubError, pull
 
     with socket.socket() as s:  # a port nothing listens on
         s.bind(("127.0.0.1", 0))
@@ -225,8 +225,8 @@ def test_model_pull_unreachable_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
 
 def test_model_pull_revision_then_load_by_name_at_revision(local_hub: HubStandIn, tmp_path: Path) -> None:
-    from luaguard.guard.model import clear_model_cache, load_model
-    from luaguard.hub import pull
+    from luaguard.completion.loading import clear_model_cache, load_model
+    from luaguard.completion.hub import pull
 
     local_hub.add("luaguard-tests/demo", _demo_files())
     tagged = local_hub.add("luaguard-tests/demo", {**_demo_files(), "generation_config.json": b'{"eos_token_id": 0}'}, "v1")
@@ -240,7 +240,7 @@ def test_model_pull_revision_then_load_by_name_at_revision(local_hub: HubStandIn
 
 
 def test_model_list_flags_what_cannot_load(local_hub: HubStandIn, tmp_path: Path) -> None:
-    from luaguard.hub import format_table, list_models, pull
+    from luaguard.completion.hub import format_table, list_models, pull
 
     assert [e.name for e in list_models()] == ["demonstration"]  # an empty cache
     local_hub.add("luaguard-tests/demo", _demo_files())

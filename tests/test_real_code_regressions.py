@@ -10,7 +10,6 @@ which reads :data:`VALID` from here.
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 

@@ -14,8 +14,8 @@ import pytest
 import torch
 from endpoint_standin import completion_endpoint
 
-import luaguard.serving.config as C
-from luaguard.serving.config import ConfigError, GuardRequest, ProjectRegistry, XArgsError, parse_xargs
+import luaguard.serving.registry as C
+from luaguard.serving.registry import ConfigError, GuardRequest, ProjectRegistry, XArgsError, parse_xargs
 
 ROOT = Path(__file__).resolve().parent.parent
 PLACE = ROOT / "samples" / "place"
@@ -245,7 +245,7 @@ def test_luaguard_complete_reads_its_file_argument_against_the_current_directory
     from luaguard.cli import main
     from luaguard.engine import Engine
 
-    root = _copy_place(tmp_path)
+    _copy_place(tmp_path)
     made = []
     real = Engine.guard_contract
 
@@ -555,8 +555,8 @@ def http_server():
 
 def test_remote_completion_engine(http_server):
     from luaguard.config import CompletionSettings
-    from luaguard.guard.completion_types import CompletionRequest as RemoteRequest
-    from luaguard.serving.client import EndpointError, RemoteCompletionEngine
+    from luaguard.completion.requests import CompletionRequest as RemoteRequest
+    from luaguard.completion.client import EndpointError, RemoteCompletionEngine
 
     s = CompletionSettings(endpoint=http_server.url, endpoint_model="m", endpoint_project="place")
     eng = RemoteCompletionEngine(s, PLACE)
@@ -624,9 +624,9 @@ def test_every_front_end_builds_the_same_guard(vllm_processor):
     index and tokenizer object), which accepts a name the project's scripts create at run
     time (``leaderstats``), where a guard of the bare project index would not."""
     from luaguard.engine import Engine
-    from luaguard.guard.generate import CompletionEngine
+    from luaguard.completion.generate import CompletionEngine
     from luaguard.guard.matcher import Guard, guard_for
-    from luaguard.guard.model import default_model_path, load_model
+    from luaguard.completion.loading import default_model_path, load_model
     from luaguard.guard.processor import GuardLogitsProcessor
 
     V, proc, SP, BU, MD, vocab = vllm_processor
@@ -660,17 +660,17 @@ def test_every_front_end_builds_the_same_guard(vllm_processor):
 def test_tables_and_guards_are_built_when_the_processor_starts(vllm_processor, monkeypatch):
     """The processor loads the tokenizer, builds its token table and trie and each project's
     guard in ``__init__``; a request's ``update_state``/``apply`` builds none of them."""
-    import luaguard.guard.token_bytes as TB
+    import luaguard.guard.table_cache as TC
     import luaguard.guard.vocab as VO
 
     V, proc, SP, BU, MD, vocab = vllm_processor
-    table = TB.token_table(proc.tokenizer(), vocab)
+    table = TC.token_table(proc.tokenizer(), vocab)
     assert "vocab_trie" in table._derived
 
     def refuse(*a, **k):
         raise AssertionError("built inside the engine step")
 
-    monkeypatch.setattr(TB, "_cached_or_built", refuse)
+    monkeypatch.setattr(TC, "_cached_or_built", refuse)
     monkeypatch.setattr(VO.VocabTrie, "__init__", refuse)
     x = {"luaguard": True, "luaguard_project": "place", "luaguard_file": "src/server/Bootstrap.server.luau"}
     ids = proc.tokenizer().encode("local x = game.", add_special_tokens=False)

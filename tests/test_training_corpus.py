@@ -13,7 +13,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from luaguard.guard.context import describe_children, format_prompt_context  # noqa: E402
+from luaguard.completion.context import describe_children, format_prompt_context  # noqa: E402
 from training.corpus import (  # noqa: E402
     generate_corpus,
     generate_scripts,
@@ -293,7 +293,7 @@ def test_the_runtime_imports_nothing_from_the_training_code() -> None:
            if mod == "training" or mod.startswith("training.") or mod.endswith(".corpus") or ".corpus." in mod]
     assert bad == []
     # the resolver above does see the runtime's own relative imports
-    assert any(mod == "luaguard.guard.context" for _, mod in _imports(package / "guard" / "generate.py"))
+    assert any(mod == "luaguard.completion.context" for _, mod in _imports(package / "completion" / "generate.py"))
 
 
 def test_the_runtime_package_holds_no_training_data_generator() -> None:

@@ -1,7 +1,7 @@
 """Synthetic Roblox (Luau) training corpus for luaguard's shipped demonstration completion model.
 
 Training code, not part of the installed package: ``training/train_default_model.py`` reads
-it.  The prompt header it writes is the runtime's (:func:`luaguard.guard.context.format_prompt_context`);
+it.  The prompt header it writes is the runtime's (:func:`luaguard.completion.context.format_prompt_context`);
 the runtime imports nothing from here.
 
 The corpus teaches a small causal LM the *idioms* of Roblox instance paths
@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from luaguard.guard.context import describe_children, format_prompt_context
+from luaguard.completion.context import describe_children, format_prompt_context
 from luaguard.project.tree import Instance, is_identifier
 
 __all__ = [
@@ -49,7 +49,7 @@ __all__ = [
 ]
 
 # --------------------------------------------------------------------------------------
-# Prompt header: the runtime's format (luaguard.guard.context), filled from a generated tree
+# Prompt header: the runtime's format (luaguard.completion.context), filled from a generated tree
 # --------------------------------------------------------------------------------------
 
 

@@ -35,7 +35,7 @@ Architecture
     ``LlamaForCausalLM`` (standard, ``AutoModelForCausalLM``-loadable): ``LAYERS`` layers,
     hidden ``D_MODEL``, ``HEADS`` heads, SwiGLU MLP ``FFN``, RoPE, tied input/output
     embeddings, ``max_position_embeddings = CONTEXT``.  Weights are saved in float16
-    (``model.safetensors``); :func:`luaguard.guard.model.load_model` up-casts to float32 on
+    (``model.safetensors``); :func:`luaguard.completion.loading.load_model` up-casts to float32 on
     CPU.  The script measures the validation loss of the fp16 round trip and refuses to save
     fp16 if it costs more than 0.01 nats.
 
@@ -640,7 +640,7 @@ def write_readme(out: Path, r: dict) -> None:
     text = f"""# luaguard default completion model
 
 A tiny causal language model for Roblox Luau that ships with luaguard so guarded completions work
-offline. Load it with `luaguard.guard.model.load_model()` (or `AutoModelForCausalLM.from_pretrained`
+offline. Load it with `luaguard.completion.loading.load_model()` (or `AutoModelForCausalLM.from_pretrained`
 on this folder with `use_safetensors=True`, and `PreTrainedTokenizerFast.from_pretrained`).
 
 It is small on purpose: it writes Luau-looking code and the instance-path idioms
@@ -648,7 +648,7 @@ It is small on purpose: it writes Luau-looking code and the instance-path idioms
 invents instance paths that do not exist - the decoding guard is what keeps those out.
 
 ## Prompt format
-Best results come with the project-facts header of `luaguard.guard.context.format_prompt_context`
+Best results come with the project-facts header of `luaguard.completion.context.format_prompt_context`
 (script path, parent, siblings, `<container path>: <children>` lines) in front of the file prefix.
 Fill-in-the-middle is trained at a {cfg["fim_rate"]:.0%} rate in PSM order:
 `<fim_prefix>header+prefix<fim_suffix>suffix<fim_middle>` -> middle.

@@ -17,7 +17,7 @@ from typing import Callable, Iterator, Sequence
 
 from . import __version__
 from .config import Settings
-from .findings import Finding, Severity, format_text
+from .findings import Finding, Severity
 from .workspace import find_project_root, read_project_settings
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
@@ -748,14 +748,14 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_complete(args: argparse.Namespace) -> int:
     """``luaguard complete FILE:LINE:COL``: a guarded completion at a position (1-based line
     and column, the column counted in characters).  Generation logic lives in
-    :mod:`luaguard.guard.generate`; with ``completion.endpoint`` set (and no ``--model``) the
-    completion is asked of that server (:mod:`luaguard.serving.client`).  stderr says which
+    :mod:`luaguard.completion.generate`; with ``completion.endpoint`` set (and no ``--model``) the
+    completion is asked of that server (:mod:`luaguard.completion.client`).  stderr says which
     backend and model answered - the shipped model is called a demonstration - and shows
     progress while a local model loads."""
     import time
     from dataclasses import replace
 
-    from .guard.completion_types import CompletionRequest, parse_location
+    from .completion.requests import CompletionRequest, parse_location
 
     err = lambda msg: print(msg, file=sys.stderr)  # noqa: E731
     try:
@@ -786,7 +786,7 @@ def cmd_complete(args: argparse.Namespace) -> int:
     # relative to the current directory, the contract reads paths against the project root
     contract = engine.guard_contract(os.path.abspath(path), text)
     if settings.endpoint:
-        from .serving.client import EndpointError, RemoteCompletionEngine
+        from .completion.client import EndpointError, RemoteCompletionEngine
 
         err(f"luaguard: asking {settings.endpoint} (completion.endpoint)"
             + (f" for model {settings.endpoint_model}" if settings.endpoint_model else ""))
@@ -801,8 +801,8 @@ def cmd_complete(args: argparse.Namespace) -> int:
         missing = missing_dependencies()
         if missing:
             raise UsageError(f"luaguard complete: {missing_message(missing)}")
-        from .guard.generate import CompletionEngine
-        from .guard.model import DEMO_NOTE, ModelLoadError
+        from .completion.generate import CompletionEngine
+        from .completion.loading import DEMO_NOTE, ModelLoadError
 
         local = CompletionEngine(settings)
         what = DEMO_NOTE if not settings.model else f"model {settings.model}"
@@ -838,8 +838,8 @@ def cmd_complete(args: argparse.Namespace) -> int:
 
 
 def cmd_model_pull(args: argparse.Namespace) -> int:
-    """``luaguard model pull NAME [--revision R]``: see :func:`luaguard.hub.pull`."""
-    from .hub import HubError, pull
+    """``luaguard model pull NAME [--revision R]``: see :func:`luaguard.completion.hub.pull`."""
+    from .completion.hub import HubError, pull
 
     err = lambda msg: print(msg, file=sys.stderr)  # noqa: E731
     try:
@@ -857,8 +857,8 @@ def cmd_model_pull(args: argparse.Namespace) -> int:
 
 
 def cmd_model_list(args: argparse.Namespace) -> int:
-    """``luaguard model list``: see :func:`luaguard.hub.list_models`."""
-    from .hub import HubError, format_table, list_models
+    """``luaguard model list``: see :func:`luaguard.completion.hub.list_models`."""
+    from .completion.hub import HubError, format_table, list_models
 
     try:
         entries = list_models()
@@ -1128,7 +1128,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("upstream", nargs=argparse.REMAINDER, help="the upstream MCP server's command line, after --")
     p.set_defaults(func=cmd_mcp_proxy)
 
+    p = sub.add_parser("rule", help="print a rule's documentation (without ID: every rule id with its summary)")
+    p.add_argument("rule_id", nargs="?", metavar="ID", help="a rule id, e.g. unknown_instance")
+    p.set_defaults(func=cmd_rule)
+
     return parser
+
+
+def cmd_rule(args: argparse.Namespace) -> int:
+    """``luaguard rule [ID]``: the rule's documentation page (:func:`luaguard.rules.docs.rule_page`),
+    or every rule id with its default severity and one line; an unknown id is a usage error."""
+    from .rules.docs import rule_page
+    from .rules.registry import all_rules
+
+    rules = all_rules()
+    if not args.rule_id:
+        for rule in rules.values():
+            print(f"{rule.id:<24} {rule.severity.label:<8} {rule.short}")
+        return EXIT_OK
+    rule = rules.get(args.rule_id)
+    if rule is None:
+        raise UsageError(f"unknown rule id {args.rule_id!r}; valid rule ids: {', '.join(rules)}")
+    print(rule_page(rule), end="")
+    return EXIT_OK
 
 
 def main(argv: Sequence[str] | None = None) -> int:

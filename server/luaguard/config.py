@@ -75,7 +75,7 @@ class CompletionSettings:
     timeout_ms: int = 3000
     guard: bool = True
     #: an OpenAI-compatible server (``http://host:8000/v1``) that guards completions itself
-    #: (vLLM with luaguard.serving.vllm): no local model is loaded (:mod:`luaguard.serving.client`)
+    #: (vLLM with luaguard.serving.vllm): no local model is loaded (:mod:`luaguard.completion.client`)
     endpoint: str | None = None
     endpoint_model: str | None = None
     #: the project's name on that server (its ``luaguard_project``)
@@ -166,10 +166,10 @@ def _matches(selector: str, rule: str, severity: Severity) -> bool:
 
 def known_rule_ids() -> dict[str, Severity]:
     """Every rule id a lint can report, with its default severity
-    (:func:`luaguard.checks.registry.all_rule_ids`)."""
+    (:func:`luaguard.rules.registry.all_rule_ids`)."""
     global _KNOWN
     if _KNOWN is None:
-        from .checks.registry import all_rule_ids
+        from .rules.registry import all_rule_ids
 
         _KNOWN = all_rule_ids()
     return _KNOWN

@@ -17,7 +17,7 @@ import os
 import weakref
 from collections import Counter
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
@@ -25,8 +25,10 @@ from .analysis.snapshot import Snapshot
 from .analysis.world import OwnFacts
 from .checks.base import CheckContext
 from .config import Settings
+from .contract import GuardContract
 from .findings import Finding, Severity
 from .luau.parsed import parsed
+from .rules.registry import roblox_api_rules
 from .suppressions import Suppressions, parse_suppressions, suppression_findings  # noqa: F401 (re-exported)
 from .text import LineIndex, decode_source
 
@@ -37,7 +39,7 @@ INTERNAL_ERROR = "internal_error"
 #: into its DataModel (:attr:`~luaguard.checks.base.CheckContext.in_datamodel`) - except
 #: findings marked ``impossible`` (a non-service in ``GetService``, a method missing from a
 #: certain class: wrong in any host that runs the code).
-ROBLOX_API_RULES = frozenset({"undefined_variable", "unknown_class", "unknown_member", "unknown_service"})
+ROBLOX_API_RULES = roblox_api_rules()
 log = logging.getLogger("luaguard")
 
 
@@ -65,27 +67,6 @@ def default_checks() -> list:
     return registry.all_checks()
 
 
-@dataclass(frozen=True)
-class GuardContract:
-    """What the linter accepts in one file, as the decoding guard needs it (made by
-    :meth:`Engine.guard_contract`; :func:`luaguard.guard.matcher.project_guard` builds the
-    guard from it).
-
-    ``project``: the index (``None``: no project, paths checked against the Roblox services
-    only); ``runtime_names``: the project's name pool carrying its
-    :class:`~luaguard.analysis.snapshot.Snapshot` (and the file's own text), whose verdicts
-    the guard reads (:class:`~luaguard.analysis.snapshot.WorldNames`); ``path``: the
-    project-relative file (``None``: not known); ``scripts``: its instances (``script``
-    resolves to them); ``services``: whether service names are checked (they are in every
-    file: ``GetService`` of a non-service fails in any host).  Wally dependencies and
-    package folders, Nevermore's loader links come with the snapshot (the same verdicts).
-    Immutable: safe to hand to another thread."""
-
-    project: object = None
-    runtime_names: frozenset[str] = frozenset()
-    path: str | None = None
-    scripts: tuple = ()
-    services: bool = True
 
 
 class Engine:

@@ -29,6 +29,9 @@ from . import __version__
 from .findings import Finding, Range, Severity
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+#: Where a rule's documentation page (``docs/rules/ID.md``, generated from its module of
+#: :mod:`luaguard.rules`) is published: SARIF's ``helpUri``.
+RULE_DOCS_URL = "https://github.com/luaguard/luaguard/blob/main/docs/rules/{id}.md"
 
 _GITHUB_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFORMATION: "notice", Severity.HINT: "notice"}
 _SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFORMATION: "note", Severity.HINT: "note"}
@@ -223,23 +226,31 @@ def _fingerprint(f: Finding, path: str, key: tuple[str, str, str] | None) -> str
 
 def sarif_rules(rule_ids: Sequence[str]) -> list[dict]:
     """``reportingDescriptor`` objects for ``rule_ids`` (known rules first, in the
-    registry's order, then any other id met in the findings)."""
-    from .checks.registry import rule_help
-    from .config import known_rule_ids
+    registry's order, then any other id met in the findings).  A rule of
+    :mod:`luaguard.rules` gets its ``help`` (the rule's documentation page as Markdown) and
+    ``helpUri`` (that page in the repository, :data:`RULE_DOCS_URL`)."""
+    from .rules.registry import get_rule
 
-    known = known_rule_ids()
     out = []
     for rule in rule_ids:
-        h = rule_help(rule)
-        level = _SARIF_LEVEL[known.get(rule, Severity.ERROR)]
-        out.append({
+        r = get_rule(rule)
+        if r is None:
+            short, help_text = f"luaguard rule {rule}", "See the message of each finding."
+        else:
+            short, help_text = r.short, r.help
+        level = _SARIF_LEVEL[r.severity if r is not None else Severity.ERROR]
+        entry = {
             "id": rule,
             "name": "".join(part.capitalize() for part in rule.split("_")),
-            "shortDescription": {"text": h.short},
-            "fullDescription": {"text": f"{h.short}. {h.help}"},
-            "help": {"text": h.help, "markdown": f"**{rule}**: {h.short}.\n\n{h.help}"},
+            "shortDescription": {"text": short},
+            "fullDescription": {"text": f"{short}. {help_text}"},
+            "help": {"text": help_text, "markdown": r.docs.strip() if r is not None and r.docs
+                     else f"**{rule}**: {short}.\n\n{help_text}"},
             "defaultConfiguration": {"level": level},
-        })
+        }
+        if r is not None:
+            entry["helpUri"] = RULE_DOCS_URL.format(id=rule)
+        out.append(entry)
     return out
 
 

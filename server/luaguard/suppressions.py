@@ -36,7 +36,7 @@ the fix removes it - the whole comment when nothing is left).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .findings import Finding, Fix, Severity
 
@@ -275,8 +275,8 @@ def suppression_findings(ctx, sup: Suppressions, ran: set[str], known_rules) -> 
         if best is not None:
             fix = Fix(ctx.lines.range(a.name_start, a.name_end), best, f"Replace with '{best}'", safe=True)
         else:
-            fix = _removal(ctx, a, by_comment[a.start], going | {id(a)}, "Remove the unknown rule")
-            fix.safe = False  # the person may have meant a rule: review it
+            # the person may have meant a rule: review it
+            fix = replace(_removal(ctx, a, by_comment[a.start], going | {id(a)}, "Remove the unknown rule"), safe=False)
         out.append(_finding(ctx, UNKNOWN_SUPPRESSION, a, msg, fix, suggestions))
     for a in own:
         if id(a) not in going:

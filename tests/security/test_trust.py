@@ -21,7 +21,7 @@ from endpoint_standin import completion_endpoint, completion_reply
 from hostile import make_repo
 
 from luaguard.config import CompletionSettings
-from luaguard.guard.completion_types import CompletionRequest
+from luaguard.completion.requests import CompletionRequest
 
 
 @pytest.fixture(autouse=True)
@@ -97,13 +97,13 @@ def test_the_language_server_never_posts_to_a_repositorys_endpoint(tmp_path: Pat
 
 # -- the endpoint client -----------------------------------------------------------------------------
 def _engine(url: str, **kw):
-    from luaguard.serving.client import RemoteCompletionEngine
+    from luaguard.completion.client import RemoteCompletionEngine
 
     return RemoteCompletionEngine(CompletionSettings(endpoint=url, endpoint_model="m", **kw), None)
 
 
 def test_an_endpoint_answer_over_the_size_cap_is_refused() -> None:
-    from luaguard.serving.client import EndpointError
+    from luaguard.completion.client import EndpointError
 
     with completion_endpoint(completion_reply("x" * (8 * 1024 * 1024), [-0.1])) as endpoint:
         with pytest.raises(EndpointError, match="larger than"):
@@ -168,7 +168,7 @@ def dripping_server():
 
 
 def test_a_dripping_endpoint_is_timed_out_as_a_whole(dripping_server: str) -> None:
-    from luaguard.serving.client import EndpointError
+    from luaguard.completion.client import EndpointError
 
     t0 = time.monotonic()
     with pytest.raises(EndpointError):
@@ -180,7 +180,7 @@ def test_a_dripping_endpoint_is_timed_out_as_a_whole(dripping_server: str) -> No
 def test_a_models_declared_size_is_checked_before_allocation(tmp_path: Path) -> None:
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
-    from luaguard.guard.model import default_model_path
+    from luaguard.completion.loading import default_model_path
 
     folder = tmp_path / "model"
     shutil.copytree(default_model_path(), folder)
@@ -189,7 +189,7 @@ def test_a_models_declared_size_is_checked_before_allocation(tmp_path: Path) -> 
     (folder / "config.json").write_text(json.dumps(config))
     script = ("import resource, sys\n"
               "resource.setrlimit(resource.RLIMIT_AS, (6 * 1024**3, 6 * 1024**3))\n"
-              "from luaguard.guard.model import ModelLoadError, load_model\n"
+              "from luaguard.completion.loading import ModelLoadError, load_model\n"
               "try:\n    load_model(sys.argv[1], device='cpu')\nexcept ModelLoadError as exc:\n    print(exc)\n")
     proc = subprocess.run([sys.executable, "-P", "-c", script, str(folder)], capture_output=True, text=True, timeout=300)
     assert "declares" in proc.stdout and "parameters" in proc.stdout, (proc.stdout, proc.stderr[-2000:])

@@ -277,7 +277,7 @@ def test_model_loading_passes_safetensors_only_and_no_remote_code(monkeypatch: p
     pytest.importorskip("transformers")
     import transformers
 
-    from luaguard.guard import model as M
+    from luaguard.completion import loading as M
 
     seen: dict[str, dict] = {}
 
@@ -318,7 +318,7 @@ def test_pickles_and_remote_code_beside_the_weights_never_run(tmp_path: Path) ->
     pytest.importorskip("transformers")
     import pickle
 
-    from luaguard.guard.model import ModelLoadError, clear_model_cache, default_model_path, load_model
+    from luaguard.completion.loading import ModelLoadError, clear_model_cache, default_model_path, load_model
 
     folder = tmp_path / "model"
     shutil.copytree(default_model_path(), folder)

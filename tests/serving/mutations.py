@@ -37,22 +37,22 @@ MUTATIONS: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
     "paths_from_cwd": ("root-relative resolution (luaguard_file read against the working directory)", [
         ("engine.py", "    full = p if p.is_absolute() else root / p", "    full = p if p.is_absolute() else Path.cwd() / p")]),
     "reload_off": ("the watcher thread (no reload after start-up)", [
-        ("serving/config.py", "        if self._watcher is not None or not self.projects:",
+        ("serving/registry.py", "        if self._watcher is not None or not self.projects:",
          "        if True:")]),
     "warn_every_pass": ("one warning per change (a failed reload retried and logged on every pass)", [
-        ("serving/config.py", "            if self._tried and signature == self._signature:",
+        ("serving/registry.py", "            if self._tried and signature == self._signature:",
          "            if self._tried and signature == self._signature and self._error is None:")]),
     "trim_off": ("prompt trimming (the whole luaguard_prompt reaches the engine and is primed)", [
-        ("serving/config.py", "    limit = max(1, tokens) * CHARS_PER_TOKEN\n    if len(text) <= limit:",
+        ("serving/registry.py", "    limit = max(1, tokens) * CHARS_PER_TOKEN\n    if len(text) <= limit:",
          "    limit = max(1, tokens) * CHARS_PER_TOKEN\n    if True:"),
-        ("serving/config.py", "    text = bound_prompt(text, tokens)\n", "    return text\n")]),
+        ("serving/registry.py", "    text = bound_prompt(text, tokens)\n", "    return text\n")]),
     "no_index_accepted": ("refusing a root with no project file (open_engine(require_index=True) passes)", [
         ("engine.py", '    if require_index and (project is None or project.kind == "none"):', "    if False:")]),
     "keys_exact": ("key validation by similarity and case (only exact lower-case 'luaguard*' keys checked)", [
-        ("serving/config.py", "        near = _near_key(k)", "        near = None"),
-        ("serving/config.py", '        if k.lower().startswith("luaguard"):', '        if k.startswith("luaguard"):')]),
+        ("serving/registry.py", "        near = _near_key(k)", "        near = None"),
+        ("serving/registry.py", '        if k.lower().startswith("luaguard"):', '        if k.startswith("luaguard"):')]),
     "types_as_missing": ("type errors named as such (a non-string project is 'required')", [
-        ("serving/config.py", '        raise XArgsError(f"{key!r} must be a string ({what}), got {_kind(v)}: {v!r}"[:300])',
+        ("serving/registry.py", '        raise XArgsError(f"{key!r} must be a string ({what}), got {_kind(v)}: {v!r}"[:300])',
          "        return None")]),
     "v2_silent": ("the start-up failure under Model Runner V2 when luaguard was asked for", [
         ("serving/vllm.py", "        if named or configured:\n            raise RuntimeError(message)",

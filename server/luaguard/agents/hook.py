@@ -63,7 +63,6 @@ import json
 import os
 import re
 import stat
-import tempfile
 import threading
 import time
 from dataclasses import dataclass, field

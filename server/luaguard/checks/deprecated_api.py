@@ -17,13 +17,14 @@ from __future__ import annotations
 
 from ..findings import Finding, Severity
 from ..luau import ast as A
+from ..rules.roblox_api.deprecated_api import RULE as DEPRECATED_API
 from .base import CheckContext, api_for, resolver_for
 
-RULE = "deprecated_api"
+RULE = DEPRECATED_API.id
 
 
 class DeprecatedApiCheck:
-    rules = {RULE: Severity.WARNING}
+    rules = {RULE: DEPRECATED_API.severity}
 
     def check(self, ctx: CheckContext) -> list[Finding]:
         chunk = ctx.ast

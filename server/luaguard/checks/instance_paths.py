@@ -41,12 +41,14 @@ from ..analysis.verdict import NEAR_MISS, POSSIBLE
 from ..findings import Finding, Severity
 from ..fuzzy import best_fix, rank
 from ..project.tree import Instance, is_identifier
+from ..rules.instances import likely_unknown_instance, unknown_instance, unknown_service, unverified_instance
+from ..rules.wording import did_you_mean, replace_title, string_literal
 from .base import CheckContext, resolver_for
 
-UNKNOWN_INSTANCE = "unknown_instance"
-UNKNOWN_SERVICE = "unknown_service"
-LIKELY_UNKNOWN_INSTANCE = "likely_unknown_instance"
-UNVERIFIED_INSTANCE = "unverified_instance"
+UNKNOWN_INSTANCE = unknown_instance.RULE.id
+UNKNOWN_SERVICE = unknown_service.RULE.id
+LIKELY_UNKNOWN_INSTANCE = likely_unknown_instance.RULE.id
+UNVERIFIED_INSTANCE = unverified_instance.RULE.id
 
 _MAX_LISTED = 8
 
@@ -54,8 +56,8 @@ _MAX_LISTED = 8
 class InstancePathCheck:
     """Reports the misses the resolver found (see the module docstring)."""
 
-    rules = {UNKNOWN_INSTANCE: Severity.ERROR, UNKNOWN_SERVICE: Severity.ERROR, LIKELY_UNKNOWN_INSTANCE: Severity.WARNING,
-             UNVERIFIED_INSTANCE: Severity.WARNING}
+    rules = {r.RULE.id: r.RULE.severity
+             for r in (unknown_instance, unknown_service, likely_unknown_instance, unverified_instance)}
 
     def check(self, ctx: CheckContext) -> list[Finding]:
         resolver = resolver_for(ctx)
@@ -151,10 +153,7 @@ class InstancePathCheck:
 
     def _emit(self, ctx: CheckContext, rule: str, severity: Severity, miss: Miss, msg: str, ranked, listing: str) -> Finding:
         suggestions = [c for c, _ in ranked]
-        if suggestions:
-            msg += f". Did you mean '{suggestions[0]}'?"
-        else:
-            msg += "."
+        msg += did_you_mean(suggestions)
         msg += listing
         fix_name = best_fix(ranked)
         fix_text = fix_start = None
@@ -162,7 +161,7 @@ class InstancePathCheck:
             fix_text, fix_start = _fix_text(ctx.text, miss, fix_name)
         f = ctx.finding(
             rule, severity, miss.start, miss.end, msg, suggestions,
-            fix_text=fix_text, fix_title=f"Replace '{miss.name}' with '{fix_name}'" if fix_name else "",
+            fix_text=fix_text, fix_title=replace_title(miss.name, fix_name),
             fix_start=fix_start,
             # safe: the one clearly best name where nothing could create the name, or a
             # service name; a near miss under an open node may be a child made in Studio
@@ -200,12 +199,7 @@ def _fix_text(text: str, miss: Miss, new: str) -> tuple[str, int | None]:
     if miss.form == "dot":
         if is_identifier(new):
             return new, None
-        return f'["{_escape(new)}"]', miss.dot_start
+        return f'[{string_literal("", 0, new)}]', miss.dot_start
     if miss.form == "require":
         return new, None
-    quote = text[miss.start] if miss.start < len(text) and text[miss.start] in "\"'" else '"'
-    return f"{quote}{_escape(new, quote)}{quote}", None
-
-
-def _escape(name: str, quote: str = '"') -> str:
-    return name.replace("\\", "\\\\").replace(quote, "\\" + quote)
+    return string_literal(text, miss.start, new), None

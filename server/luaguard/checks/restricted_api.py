@@ -22,9 +22,10 @@ from __future__ import annotations
 
 from ..findings import Finding, Severity
 from ..luau import ast as A
+from ..rules.roblox_api.restricted_api import RULE as RESTRICTED_API
 from .base import CheckContext, resolver_for
 
-RULE = "restricted_api"
+RULE = RESTRICTED_API.id
 
 _WHO = {
     "PluginSecurity": "Studio plugins",
@@ -39,7 +40,7 @@ class RestrictedApiCheck:
     """Reports reads and calls of members above the code's security level (see the module
     docstring)."""
 
-    rules = {RULE: Severity.WARNING}
+    rules = {RULE: RESTRICTED_API.severity}
 
     def check(self, ctx: CheckContext) -> list[Finding]:
         chunk = ctx.ast

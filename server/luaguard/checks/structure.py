@@ -19,15 +19,18 @@ import bisect
 
 from ..findings import Finding, Severity
 from ..luau.structure import UNBALANCED_BRACKET, UNCLOSED_BLOCK, analyze_structure
+from ..rules.syntax.syntax_error import RULE as SYNTAX_ERROR_RULE
+from ..rules.syntax.unbalanced_bracket import RULE as UNBALANCED_BRACKET_RULE
+from ..rules.syntax.unclosed_block import RULE as UNCLOSED_BLOCK_RULE
 from .base import CheckContext
 
-SYNTAX_ERROR = "syntax_error"
+SYNTAX_ERROR = SYNTAX_ERROR_RULE.id
 
 
 class StructureCheck:
     """Brackets ``() [] {}``, interpolation braces and ``end``/``until`` blocks."""
 
-    rules = {UNBALANCED_BRACKET: Severity.ERROR, UNCLOSED_BLOCK: Severity.ERROR}
+    rules = {UNBALANCED_BRACKET: UNBALANCED_BRACKET_RULE.severity, UNCLOSED_BLOCK: UNCLOSED_BLOCK_RULE.severity}
 
     def check(self, ctx: CheckContext) -> list[Finding]:
         ast = ctx.ast
@@ -66,7 +69,7 @@ def _analysis(tokens, lines, ifexprs) -> list:
 class LexicalCheck:
     """Tokens the lexer could not read: unterminated strings/comments, bad numbers."""
 
-    rules = {SYNTAX_ERROR: Severity.ERROR}
+    rules = {SYNTAX_ERROR: SYNTAX_ERROR_RULE.severity}
 
     def check(self, ctx: CheckContext) -> list[Finding]:
         out = []

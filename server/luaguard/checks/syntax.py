@@ -8,15 +8,16 @@ structure check are dropped by the engine (see :func:`luaguard.engine.merge_synt
 from __future__ import annotations
 
 from ..findings import Finding, Severity
+from ..rules.syntax.syntax_error import RULE as SYNTAX_ERROR
 from .base import CheckContext
 
-RULE = "syntax_error"
+RULE = SYNTAX_ERROR.id
 
 
 class SyntaxCheck:
     """Parser errors as findings."""
 
-    rules = {RULE: Severity.ERROR}
+    rules = {RULE: SYNTAX_ERROR.severity}
 
     def check(self, ctx: CheckContext) -> list[Finding]:
         if ctx.ast is None:

@@ -12,13 +12,15 @@ from __future__ import annotations
 from ..findings import Finding, Severity
 from ..fuzzy import best_fix, rank
 from ..project.globals import ALL_GLOBALS
+from ..rules.roblox_api.undefined_variable import RULE as UNDEFINED_VARIABLE
+from ..rules.wording import did_you_mean, replace_title
 from .base import CheckContext
 
-RULE = "undefined_variable"
+RULE = UNDEFINED_VARIABLE.id
 
 
 class UndefinedVariableCheck:
-    rules = {RULE: Severity.ERROR}
+    rules = {RULE: UNDEFINED_VARIABLE.severity}
 
     def check(self, ctx: CheckContext) -> list[Finding]:
         chunk = ctx.ast
@@ -35,10 +37,10 @@ class UndefinedVariableCheck:
             ranked = rank(g.name, candidates)
             suggestions = [c for c, _ in ranked]
             msg = f"'{g.name}' is not defined"
-            msg += f". Did you mean '{suggestions[0]}'?" if suggestions else " (not a Luau or Roblox global, and never assigned in this file)."
+            msg += did_you_mean(suggestions, " (not a Luau or Roblox global, and never assigned in this file).")
             fix = best_fix(ranked)
             out.append(ctx.finding(RULE, Severity.ERROR, g.start, g.end, msg, suggestions, fix_text=fix,
-                                   fix_title=f"Replace '{g.name}' with '{fix}'" if fix else "",
+                                   fix_title=replace_title(g.name, fix),
                                    # unsafe: the name may be meant as a global or local not written yet
                                    fix_safe=False))
         return out

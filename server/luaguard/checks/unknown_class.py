@@ -18,13 +18,23 @@ from __future__ import annotations
 from ..findings import Finding, Severity
 from ..fuzzy import best_fix, rank
 from ..luau import ast as A
+from ..rules.base import FixSafety
+from ..rules.roblox_api.unknown_class import RULE as UNKNOWN_CLASS
+from ..rules.wording import did_you_mean, replace_title, string_literal
 from .base import CheckContext, api_for, resolver_for
 
-RULE = "unknown_class"
+RULE = UNKNOWN_CLASS.id
 
 #: A name this close to a class, on an ``IsA`` whose receiver may not be an Instance, is a
 #: likely typo (a warning); farther, it is taken for the receiver's own kind of name.
 ISA_TYPO_SCORE = 80.0
+
+def ranked_classes(api, name: str, *, creatable: bool) -> list[tuple[str, float]]:
+    """Roblox classes near ``name``, best first, as ``(class, score)`` (:func:`luaguard.fuzzy.rank`):
+    among the classes ``Instance.new`` can create (``creatable``) or among all classes.  The
+    linter's ``unknown_class`` and the tool-call validator rank with it."""
+    return rank(name, sorted(api.creatable) if creatable else api.class_names())
+
 
 _CLASS_METHODS = frozenset(
     {"IsA", "FindFirstChildOfClass", "FindFirstChildWhichIsA", "FindFirstAncestorOfClass", "FindFirstAncestorWhichIsA"}
@@ -32,7 +42,7 @@ _CLASS_METHODS = frozenset(
 
 
 class UnknownClassCheck:
-    rules = {RULE: Severity.ERROR}
+    rules = {RULE: UNKNOWN_CLASS.severity}
 
     def check(self, ctx: CheckContext) -> list[Finding]:
         if ctx.ast is None:
@@ -51,7 +61,7 @@ class UnknownClassCheck:
             if method in _CLASS_METHODS:
                 if api.has_class(name):
                     continue
-                ranked = rank(name, api.class_names())
+                ranked = ranked_classes(api, name, creatable=False)
                 msg = f"'{name}' is not a Roblox class"
                 if method == "IsA" and not _instance_receiver(ctx, call):
                     if api.enum_items(name) is not None or not ranked or ranked[0][1] < ISA_TYPO_SCORE:
@@ -60,7 +70,7 @@ class UnknownClassCheck:
             elif method is None and _is_instance_new(call):
                 if api.is_creatable(name):
                     continue
-                ranked = rank(name, sorted(api.creatable))
+                ranked = ranked_classes(api, name, creatable=True)
                 if api.has_class(name):
                     msg = f"'{name}' cannot be created with Instance.new"
                 else:
@@ -68,13 +78,12 @@ class UnknownClassCheck:
             else:
                 continue
             suggestions = [c for c, _ in ranked]
-            msg += f". Did you mean '{suggestions[0]}'?" if suggestions else "."
+            msg += did_you_mean(suggestions)
             fix = best_fix(ranked)
-            quote = ctx.text[arg.start] if ctx.text[arg.start] in "\"'" else '"'
             out.append(ctx.finding(
                 RULE, severity, arg.start, arg.end, msg, suggestions,
-                fix_text=f"{quote}{fix}{quote}" if fix else None, fix_title=f"Replace '{name}' with '{fix}'" if fix else "",
-                fix_safe=True,  # the one clearly best of Roblox's class names
+                fix_text=string_literal(ctx.text, arg.start, fix) if fix else None, fix_title=replace_title(name, fix),
+                fix_safe=UNKNOWN_CLASS.fix is FixSafety.SAFE,  # the one clearly best of Roblox's class names
             ))
         return out
 

@@ -20,13 +20,15 @@ from __future__ import annotations
 
 from ..findings import Finding, Severity
 from ..fuzzy import best_fix, rank
+from ..rules.roblox_api.unknown_member import RULE as UNKNOWN_MEMBER
+from ..rules.wording import did_you_mean, replace_title, string_literal
 from .base import CheckContext, resolver_for
 
-RULE = "unknown_member"
+RULE = UNKNOWN_MEMBER.id
 
 
 class UnknownMemberCheck:
-    rules = {RULE: Severity.ERROR}
+    rules = {RULE: UNKNOWN_MEMBER.severity}
 
     def check(self, ctx: CheckContext) -> list[Finding]:
         resolver = resolver_for(ctx)
@@ -47,18 +49,17 @@ class UnknownMemberCheck:
             else:
                 what = "method" if miss.form == "method" else "member"
                 msg = f"'{miss.name}' is not a {what} of {miss.owner}"
-            msg += f". Did you mean '{suggestions[0]}'?" if suggestions else "."
+            msg += did_you_mean(suggestions)
             fix = best_fix(ranked) if miss.same_kind else None  # (an event is no fix for a method call)
             fix_text = fix_start = None
             if fix is not None:
                 if miss.form in ("dot", "method", "assign"):
                     fix_text = fix
                 else:
-                    quote = ctx.text[miss.start] if ctx.text[miss.start] in "\"'" else '"'
-                    fix_text = f"{quote}{fix}{quote}"
+                    fix_text = string_literal(ctx.text, miss.start, fix)
             severity = Severity.ERROR if miss.certain else Severity.WARNING
             f = ctx.finding(RULE, severity, miss.start, miss.end, msg, suggestions, fix_text=fix_text,
-                            fix_title=f"Replace '{miss.name}' with '{fix}'" if fix else "", fix_start=fix_start,
+                            fix_title=replace_title(miss.name, fix), fix_start=fix_start,
                             fix_safe=miss.certain)  # the class is certain: its one clearly best member
             f.data["name"] = miss.name
             if miss.impossible:

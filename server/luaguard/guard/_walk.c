@@ -52,8 +52,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* the constants shared with automaton.py, brackets.py, paths.py and regexdfa.py: written from their
+ * Python definitions by walk_layout.py when setup.py builds this module */
+#include "_walk_layout.h"
+
 #define G_BAD (1 << 13)
-#define N_NUM_STATES 12 /* the number lexeme's value states (automaton.py's N_NUM_STATES) */
 #define TR_UNKNOWN (-7)
 #define MAX_DEPTH 4000 /* trie levels (token bytes); the Python walk's recursion limit too */
 #define STACK_PARTS 8
@@ -480,59 +483,10 @@ static inline long long class_in(PyObject *cmap, long long b) {
  * _StateTables.intern does (the engine's dict of states and its lists of states, free kinds
  * and projection classes), instead of calling back into Python for it.  A state it does
  * not cover (a declaration, events, a number context) goes to Python as before.  The
- * constants are automaton.py's, checked against its layout when the walker is made
- * (Automaton.compiled_code_steps' layout).  tests/test_guard_matcher.py steps every byte
+ * constants are automaton.py's (and brackets.py's, paths.py's, regexdfa.py's), written into
+ * _walk_layout.h from the Python definitions at build time.  tests/test_guard_matcher.py steps every byte
  * from every state the walks of sample positions reach both ways and compares. */
 
-enum { M_CODE = 0, M_IDENT = 1, M_NUM = 2, M_DASH = 3, M_DOT1 = 4, M_DOT2 = 5, M_COLON = 6, M_LBRACK = 7,
-       M_STR = 9, M_LSTR = 10, M_LCMT = 13, M_BCMT = 14, M_CSTART = 11, M_CLB = 12, M_INTERP = 15, M_LBRACK_EQ = 8, M_LARG = 18, M_IARG = 21, M_AFTER = 20, M_NAME = 16, M_NSTR = 19, M_TILDE = 23 };
-enum { P_NONE = 0, P_PRE = 1, P_NAME = 2, P_CALLABLE = 3, P_VAL = 4, P_OTHER = 5, P_FUNCTION = 7, P_THEN_EXPR = 8,
-       P_STRING = 10, P_FNAME = 11 /* and after: headers, parameter lists, aliases, loops (Python) */ };
-enum { K_CALL = 1, K_GROUP = 2, K_INDEX = 3, K_TABLE = 4, K_INTERP = 5, K_FUNC = 9, K_PARAMS = 10, K_TBRACE = 14,
-       K_CTX = 17 };
-enum { KIND_BRACKET = 1, A_CALL = 0, A_INDEX = 1, A_STRCALL = 2 };
-#define TYPE_PREV 64 /* a comment's previous-token slot from it on: the comment is inside a type (Python) */
-#define TYPE_STR (-6)
-#define F_CMT 8
-#define F_CR 16
-#define F_DOTS 32
-#define F_KEPT (32 | 64 | 128) /* F_DOTS, F_TYPEKW, F_EXPORTKW: flags any byte reads */
-
-enum { C_BAD = 0, C_WS = 1, C_NL = 2, C_IDSTART = 3, C_DIGIT = 4 };
-#define NOVAL (-2)
-#define POISON (-1)
-#define LITERAL (-5)
-#define DESC (-8) /* paths.DESC */
-#define ATTACH_MAYBE (-3)
-#define G_FRESH (-10)
-#define G_CHAIN (-11)
-#define G_IMPURE (-12)
-#define F_NL 2
-#define F_IOPEN 4
-#define I_JUXT 1
-#define I_EXPRPOS 2
-#define I_AFTER_STRING 4
-#define END_DQ 1
-#define END_SQ 2
-#define END_BT 4
-#define FK_DQ 16
-#define FK_SQ 32
-#define FK_INTERP 128
-#define FK_BLANK 256
-/* automaton.py's values of the constants above, in this order (Automaton.compiled_code_steps()["layout"]) */
-static const long C_LAYOUT[] = {M_CODE, M_IDENT, M_NUM, M_DASH, M_DOT1, M_DOT2, M_COLON, M_LBRACK, M_STR, M_LSTR,
-                                M_LCMT, M_BCMT, M_INTERP, M_TILDE, P_NONE, P_PRE, P_NAME, P_CALLABLE, P_VAL,
-                                P_OTHER, P_THEN_EXPR, P_STRING, K_CALL, K_GROUP, K_INDEX, K_TABLE, K_INTERP, C_BAD,
-                                C_WS, C_NL, C_IDSTART, C_DIGIT, NOVAL, POISON, LITERAL, ATTACH_MAYBE, G_FRESH,
-                                G_CHAIN, G_IMPURE, F_NL, F_IOPEN, I_JUXT, I_EXPRPOS, I_AFTER_STRING, END_DQ,
-                                END_SQ, END_BT, FK_DQ, FK_SQ, FK_INTERP, FK_BLANK, 0 /* N_NONE */, 0 /* PH1 */,
-                                0 /* S_Z */, 1 /* S_D */, 63 /* frames counted */, M_NAME, 1 /* F_IDENT */, M_NSTR,
-                                2 /* F_NSTR */, M_CSTART, M_CLB, 4 /* F_LCMT */, 8 /* F_BCMT */,
-                                8 /* END_RB */, 16 /* END_NL */, -1 /* BANNED */, 4 /* S_E */,
-                                M_LBRACK_EQ, 64 /* F_LSTR */, M_LARG, M_IARG, M_AFTER, KIND_BRACKET, A_CALL, A_INDEX,
-                                P_FUNCTION, P_FNAME, TYPE_PREV, TYPE_STR, A_STRCALL, F_CMT, F_CR, F_DOTS, F_KEPT,
-                                K_FUNC, K_PARAMS, K_TBRACE, K_CTX, N_NUM_STATES, DESC};
-#define N_LAYOUT ((Py_ssize_t)(sizeof(C_LAYOUT) / sizeof(C_LAYOUT[0])))
 
 #define TI(t, i) PyTuple_GET_ITEM((t), (i))
 
@@ -629,13 +583,13 @@ static long free_kind_of(long mode, PyObject *pay) {
     if (mode == M_CODE || mode == M_LARG || mode == M_IARG || mode == M_AFTER)
         return FK_BLANK;
     if (mode == M_LCMT)
-        return (as_long(pay) >> 2) == 0 ? 4 /* F_LCMT */ : 0;
+        return (as_long(pay) >> 2) == 0 ? F_LCMT : 0;
     if (mode == M_BCMT)
-        return as_long(TI(pay, 1)) < 0 && (as_long(TI(pay, 2)) >> 2) == 0 ? 8 /* F_BCMT */ : 0;
+        return as_long(TI(pay, 1)) < 0 && (as_long(TI(pay, 2)) >> 2) == 0 ? F_BCMT : 0;
     if (mode == M_LSTR)
-        return as_long(TI(pay, 1)) < 0 && (as_long(TI(pay, 2)) >> 2) == 0 ? 64 /* F_LSTR */ : 0;
+        return as_long(TI(pay, 1)) < 0 && (as_long(TI(pay, 2)) >> 2) == 0 ? F_LSTR : 0;
     if (mode == M_IDENT)
-        return as_long(TI(pay, 2)) & I_AFTER_STRING ? 0 : 1 /* F_IDENT */;
+        return as_long(TI(pay, 2)) & I_AFTER_STRING ? 0 : F_IDENT;
     if (mode == M_STR) {
         long quote = as_long(TI(pay, 0)), esc = as_long(TI(pay, 1)), ac = as_long(TI(pay, 2)),
              trig = as_long(TI(pay, 3)), idn = as_long(TI(pay, 4));
@@ -673,9 +627,9 @@ static long pclass_of(PyObject *s) {
     else if (mode == M_INTERP)
         out |= END_BT << 6;
     else if (mode == M_LCMT)
-        out |= 16L /* END_NL */ << 6;
+        out |= (long)END_NL << 6;
     else if (mode == M_LSTR || mode == M_BCMT)
-        out |= 8L /* END_RB */ << 6;
+        out |= (long)END_RB << 6;
     else if (mode == M_CODE) {
         if (as_long(TI(s, 4)) != NOVAL)
             out |= 1L << 11;
@@ -774,7 +728,7 @@ static int code_step(Walker *w, PyObject *s, long b, PyObject **out) {
     }
     if (cls == C_DIGIT) {
         st = operand(after, stack);
-        PyObject *p[2] = {z /* PH1 */, small(b == 0x30 ? 0 /* S_Z */ : 1 /* S_D */)};
+        PyObject *p[2] = {z /* PH1 */, small(b == 0x30 ? S_Z : S_D)};
         pay = st != NULL ? tuple_of(p, 2) : NULL;
         if (pay != NULL)
             *out = state_of(small(M_NUM), pay, small(P_NONE), z, small(NOVAL), st, decl, z, ifx, ev);
@@ -1119,7 +1073,7 @@ static int nstr_step(Walker *w, PyObject *s, long b, PyObject **out, long *fk) {
         return put(out, arg_state(s, M_AFTER, np));
     }
     if (table < 0) { /* any name: the same state */
-        *fk = 2; /* F_NSTR */
+        *fk = F_NSTR;
         Py_INCREF(s);
         *out = s;
         return 1;
@@ -1223,7 +1177,7 @@ static int name_arg(Walker *w, PyObject *s, long b, long base, long kind, long a
         PyObject *p[4] = {to, small(0), small(b), small(after)};
         PyObject *pay = tuple_of(p, 4);
         Py_DECREF(to);
-        *fk = tf & 1 ? 2 /* F_NSTR */ : 0;
+        *fk = tf & 1 ? F_NSTR : 0;
         return put(out, arg_state(s, M_NSTR, pay));
     }
     if (b == 0x5B) /* a long string: the name could not be checked; an interpolated one is code */
@@ -1607,7 +1561,7 @@ static int pending_step(Walker *w, PyObject *s, long mode, long b, PyObject **ou
         PyObject *st = chain_step(TI(s, 5), 0);
         if (st == NULL)
             return -1;
-        PyObject *p[2] = {z /* PH1 */, small(3) /* S_F */};
+        PyObject *p[2] = {z /* PH1 */, small(S_F)};
         PyObject *pay = tuple_of(p, 2);
         PyObject *r = pay == NULL ? NULL
                                   : state_of(small(M_NUM), pay, small(P_NONE), z, small(NOVAL), st, Py_None, z, TI(s, 8), ev);
@@ -1765,8 +1719,8 @@ static PyObject *project_state(PyObject *s, long keep, long ends, long drop) {
     if (mode == M_STR || mode == M_LSTR || mode == M_LCMT || mode == M_BCMT || mode == M_INTERP) {
         long te = mode == M_STR ? (as_long(TI(pay, 0)) == 0x22 ? END_DQ : END_SQ)
                   : mode == M_INTERP ? END_BT
-                  : mode == M_LCMT   ? 16L /* END_NL */
-                                     : 8L /* END_RB */;
+                  : mode == M_LCMT   ? (long)END_NL
+                                     : (long)END_RB;
         if (!(ends & te)) {
             PyObject *npay;
             if (mode == M_STR)
@@ -1782,7 +1736,7 @@ static PyObject *project_state(PyObject *s, long keep, long ends, long drop) {
             PyObject *empty = PyTuple_New(0);
             PyObject *r = empty == NULL ? NULL
                                         : state_of(TI(s, 0), npay, small(P_NONE), small(0), small(NOVAL), empty, Py_None,
-                                                   small(0) /* N_NONE */, small(0), empty);
+                                                   small(N_NONE), small(0), empty);
             Py_XDECREF(empty);
             Py_DECREF(npay);
             return r;
@@ -2296,8 +2250,7 @@ static int Walker_clear(Walker *w) {
 
 /* the walker's compiled steps from auto (None: none), a dict: states (the engine's list),
  * ids (its dict), sm_start, tstart (ints), klass, after_string_ok (bytes of 256),
- * kw_first (a tuple of 256 ints) and layout (a tuple: compiled_code_steps()["layout"], which must equal
- * C_LAYOUT) */
+ * kw_first (a tuple of 256 ints) */
 static int init_auto(Walker *w, PyObject *aut) {
     clear_auto(w);
     PyMem_Free(w->kw_word);
@@ -2313,27 +2266,12 @@ static int init_auto(Walker *w, PyObject *aut) {
     PyObject *sms = PyDict_GetItemString(aut, "sm_start");
     PyObject *ts = PyDict_GetItemString(aut, "tstart"), *klass = PyDict_GetItemString(aut, "klass");
     PyObject *aso = PyDict_GetItemString(aut, "after_string_ok"), *kwf = PyDict_GetItemString(aut, "kw_first");
-    PyObject *layout = PyDict_GetItemString(aut, "layout");
     if (states == NULL || !PyList_Check(states) || ids == NULL || !PyDict_Check(ids) || sms == NULL ||
         ts == NULL || klass == NULL || !PyBytes_CheckExact(klass) || PyBytes_GET_SIZE(klass) != 256 || aso == NULL ||
         !PyBytes_CheckExact(aso) || PyBytes_GET_SIZE(aso) != 256 || kwf == NULL || !PyTuple_Check(kwf) ||
-        PyTuple_GET_SIZE(kwf) != 256 || layout == NULL || !PyTuple_Check(layout)) {
+        PyTuple_GET_SIZE(kwf) != 256) {
         PyErr_SetString(PyExc_TypeError, "Walker: auto lacks a key or has one of the wrong type");
         return -1;
-    }
-    if (PyTuple_GET_SIZE(layout) != N_LAYOUT) {
-        PyErr_SetString(PyExc_ValueError, "Walker: the automaton's layout differs from _walk.c's (its length)");
-        return -1;
-    }
-    for (Py_ssize_t i = 0; i < N_LAYOUT; i++) {
-        long v = PyLong_AsLong(PyTuple_GET_ITEM(layout, i));
-        if (v == -1 && PyErr_Occurred())
-            return -1;
-        if (v != C_LAYOUT[i]) {
-            PyErr_Format(PyExc_ValueError, "Walker: the automaton's layout differs from _walk.c's (item %zd: %ld, not %ld)",
-                         i, v, C_LAYOUT[i]);
-            return -1;
-        }
     }
     w->sm_start = PyLong_AsLong(sms);
     w->tstart = PyLong_AsLong(ts);

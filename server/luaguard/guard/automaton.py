@@ -39,7 +39,7 @@ Where the guard cannot know the value the linter will compute (a comment between
 and ``.``, a bracket the prompt opened and the model closes, conflicting bindings), the
 value is :data:`~.paths.POISON` and indexing it is rejected.
 
-**Placeholders**: :mod:`.placeholders` phrases in comments and strings; ``...`` only where
+**Placeholders**: :mod:`.elision_matchers` phrases in comments and strings; ``...`` only where
 the linter's ``placeholder`` rule accepts it as a vararg (after an expression preceder on
 the same line, or as a type pack ``T...``).
 
@@ -85,8 +85,8 @@ from .brackets import (
 )
 from .numbers import ID_TRIGGERS, IdSet
 from .paths import DESC, KIND_BRACKET, KIND_DOT, KIND_METHOD, NOVAL, POISON, PathSpace
-from ..checks.placeholders import CTX_BLOCK, CTX_LINE, CTX_RUN, CTX_TRAIL, CTX_TYPE, CTX_TYPE_BLOCK
-from .placeholders import BANNED, PhraseMatcher, block_matcher, comment_matcher, string_matcher
+from ..elisions import CTX_BLOCK, CTX_LINE, CTX_RUN, CTX_TRAIL, CTX_TYPE, CTX_TYPE_BLOCK
+from .elision_matchers import BANNED, PhraseMatcher, block_matcher, comment_matcher, string_matcher
 
 __all__ = ["ATTACH_MAYBE", "GEN", "KEYWORDS", "LENIENT", "Automaton", "initial_state"]
 
@@ -312,23 +312,15 @@ def _after(prev: int) -> bool:
 @functools.cache
 def _c_tables() -> dict:
     """The compiled walk's tables that depend on no automaton (see
-    :meth:`Automaton.compiled_code_steps`), built once: the layout of the constants the C
-    code hard-codes, the byte and keyword tables, the number lexeme's steps."""
+    :meth:`Automaton.compiled_code_steps`), built once: the byte and keyword tables, the
+    number lexeme's steps.  (The constants the C code shares with this module are written
+    into it at build time: :mod:`.walk_layout`.)"""
     kw_first = tuple(_KW_NEXT.get((0, b), -1) for b in range(256))
     n_kw = len(_KW_PREFIXES)
     return {
         "klass": bytes(_CLASS),
         "kw_first": kw_first,
         "after_string_ok": bytes(int(k in _KW_AFTER_EXPR_NODES) for k in kw_first),
-        "layout": (M_CODE, M_IDENT, M_NUM, M_DASH, M_DOT1, M_DOT2, M_COLON, M_LBRACK, M_STR, M_LSTR, M_LCMT, M_BCMT,
-                   M_INTERP, M_TILDE, P_NONE, P_PRE, P_NAME, P_CALLABLE, P_VAL, P_OTHER, P_THEN_EXPR, P_STRING,
-                   K_CALL, K_GROUP, K_INDEX, K_TABLE, K_INTERP, C_BAD, C_WS, C_NL, C_IDSTART, C_DIGIT, NOVAL, POISON,
-                   LITERAL, ATTACH_MAYBE, G_FRESH, G_CHAIN, G_IMPURE, F_NL, F_IOPEN, I_JUXT, I_EXPRPOS,
-                   I_AFTER_STRING, END_DQ, END_SQ, END_BT, F_DQ, F_SQ, F_INTERP, F_BLANK, N_NONE, PH1, S_Z, S_D, 63,
-                   M_NAME, F_IDENT, M_NSTR, F_NSTR, M_CSTART, M_CLB, F_LCMT, F_BCMT, END_RB, END_NL, BANNED, S_E,
-                   M_LBRACK_EQ, F_LSTR, M_LARG, M_IARG, M_AFTER, KIND_BRACKET, A_CALL, A_INDEX,
-                   P_FUNCTION, P_FNAME, TYPE_PREV, TYPE_STR, A_STRCALL, F_CMT, F_CR, F_DOTS, F_KEPT,
-                   K_FUNC, K_PARAMS, K_TBRACE, K_CTX, N_NUM_STATES, DESC),
         "kw_next": tuple(_KW_NEXT.get((k, b), -1) for k in range(n_kw) for b in range(256)),
         "idchar": bytes(int(c) for c in _IDCHAR),
         "kw_word": bytes(int(k in _KW_AT) for k in range(n_kw)),
@@ -409,8 +401,7 @@ class Automaton:
         trigger's start, -2 when not tracked), the byte classes in code (``klass``, bytes of
         256), per byte the keyword-trie node an identifier starting with it is at
         (``kw_first``) and whether that node leads to a keyword allowed after a string
-        literal in brackets (``after_string_ok``), and ``layout``, the constants the C code
-        hard-codes, in its order (the walker refuses to start when they differ); for names,
+        literal in brackets (``after_string_ok``); for names,
         the keyword trie's next positions (``kw_next``, 256 per position), its positions
         where a keyword ends (``kw_word``), the identifier bytes (``idchar``) and the name
         tables' answers (:meth:`name_child`, :meth:`name_end`, and :meth:`arg_table` for the

@@ -26,7 +26,11 @@ from __future__ import annotations
 
 from ..luau import lexer as L
 from ..luau.structure import EXPRESSION_PRECEDERS, Frame, FrameTracker
-from .paths import NOVAL, POISON
+
+#: a bracket or binding with no instance value; one whose value the guard cannot know
+#: (indexing it is rejected) - the values :mod:`.paths` and :mod:`.automaton` use too
+NOVAL = -2
+POISON = -1
 
 __all__ = [
     "BRACKETS",

@@ -50,7 +50,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..engine import GuardContract
+from ..contract import GuardContract
 from ..luau import lexer as L
 from ..luau.structure import EXPRESSION_PRECEDERS
 from ..project.tree import Instance
@@ -60,7 +60,8 @@ from .bitmask import PackedMasks
 from .brackets import prompt_frames
 from .numbers import IdSet, collect_ids
 from .paths import NOVAL, POISON, PathSpace, PrefixAnalysis
-from .token_bytes import TokenTable, token_table
+from .table_cache import token_table
+from .token_bytes import TokenTable
 from .vocab import MaskEngine, TokenMask
 
 __all__ = ["Cursor", "Guard", "GuardOptions", "Matcher", "guard_for", "project_guard"]
@@ -950,8 +951,8 @@ def project_guard(table: TokenTable, contract: GuardContract | None = None, opti
                   ids: Iterable[str] = ()) -> Guard:
     """The guard of ``table`` with the linter's contract: the one constructor every front end
     uses (:meth:`Guard.for_model`, the language server's
-    :class:`~luaguard.guard.generate.CompletionEngine`, the vLLM registry
-    :class:`~luaguard.serving.config.ServedProject`).
+    :class:`~luaguard.completion.generate.CompletionEngine`, the vLLM registry
+    :class:`~luaguard.serving.registry.ServedProject`).
 
     ``contract`` comes from :meth:`luaguard.engine.Engine.guard_contract` (the project, the
     names its scripts create at run time, whether the file's service names are checked);

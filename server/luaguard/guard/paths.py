@@ -43,6 +43,7 @@ from ..analysis.places import service_names
 from ..analysis.resolve import Resolver, Value, scriptable
 from ..analysis.snapshot import WorldNames, snapshot_of
 from ..project.tree import Instance, is_identifier
+from .brackets import NOVAL, POISON, prompt_frames
 from .trie import LazyTrie, build_trie
 
 __all__ = [
@@ -63,8 +64,6 @@ __all__ = [
     "merge_values",
 ]
 
-NOVAL = -2
-POISON = -1
 #: positions inside names with more names than this below them are not shared between
 #: tables (see PathSpace.canon)
 CANON_MAX_NAMES = 512
@@ -474,15 +473,12 @@ class PathSpace:
         text_end = len(analysis.text) + shift if analysis.text is not None else None
         at = before if before is not None else text_end
         if openers is None:
-            from .brackets import prompt_frames
-
             lex = analysis.lex
             tokens = lex.tokens[:-1] if lex is not None else []
             n = len(tokens) if at is None else bisect.bisect_left(tokens, at - shift, key=_tok_start)
             openers = prompt_frames(tokens, n, analysis.if_expressions, analysis.vararg_functions)[3]
         depth_of = {o + shift: i + 1 for i, o in enumerate(openers)}
         out = self.root_bindings(scripts)
-        chosen: dict[str, tuple[int, int, int]] = {}  # name -> (visible, depth, value)
         layers: list[tuple[int, int, str, int]] = []  # (visible, depth, name, value)
         for fact in analysis.locals:
             start, end = fact.start + shift, fact.end + shift

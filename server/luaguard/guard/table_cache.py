@@ -27,10 +27,16 @@ import json
 import logging
 import os
 import tempfile
+import threading
+import weakref
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from .token_bytes import TokenTable, build_table, default_eos_ids
+from .vocab import VocabTrie
 
 #: the file layout's version (part of every key)
 FORMAT = 1
@@ -139,9 +145,6 @@ def save_table(table, trie) -> Path | None:
 
 def table_from(key: str, header: dict[str, Any], arrays: dict[str, np.ndarray]):
     """The :class:`~.token_bytes.TokenTable` of a loaded entry, its trie already in place."""
-    from .token_bytes import TokenTable
-    from .vocab import VocabTrie
-
     lengths = arrays["tb_len"]
     data = arrays["tb_data"].tobytes()
     ends = np.cumsum(np.maximum(lengths, 0)).tolist()
@@ -153,4 +156,60 @@ def table_from(key: str, header: dict[str, Any], arrays: dict[str, np.ndarray]):
                        kind=str(header["kind"]), synthetic=int(header["synthetic"]), cache_key=key)
     trie = VocabTrie.from_arrays({k[5:]: v for k, v in arrays.items() if k.startswith("trie_")})
     table._derived["vocab_trie"] = trie
+    return table
+
+
+def _store_trie(table: TokenTable, key: str, value: Any) -> None:
+    """``TokenTable.on_derived`` of a keyed table: store it with its trie once that is built."""
+    if key == "vocab_trie":
+        save_table(table, value)
+
+
+_CACHE: weakref.WeakKeyDictionary[Any, dict[tuple, TokenTable]] = weakref.WeakKeyDictionary()
+_CACHE_LOCK = threading.Lock()
+
+
+def token_table(tokenizer: Any, size: int | None = None, *, eos_ids: Sequence[int] | None = None) -> TokenTable:
+    """The :class:`TokenTable` of a Hugging Face fast tokenizer (cached per tokenizer and size
+    in memory, and from :data:`MIN_IDS` ids on disk with its vocabulary trie).
+
+    Args:
+        tokenizer: a ``PreTrainedTokenizerFast`` (anything with ``backend_tokenizer``).
+        size: the model's logits width (``model.config.vocab_size`` or the output
+            embedding's rows); default ``len(tokenizer)``.  Ids past the tokenizer get no bytes.
+        eos_ids: ids that end generation; default the tokenizer's ``eos_token_id``.
+
+    Raises:
+        TokenizerKindError: a slow tokenizer, or a vocabulary that cannot be read.
+    """
+    n_tok = len(tokenizer)
+    width = max(int(size or n_tok), n_tok)
+    eos = frozenset(int(i) for i in (eos_ids if eos_ids is not None else default_eos_ids(tokenizer)) if i is not None)
+    key = (width, eos)
+    with _CACHE_LOCK:
+        per = _CACHE.get(tokenizer)
+        if per is not None and key in per:
+            return per[key]
+    table = _cached_or_built(tokenizer, width, eos)
+    with _CACHE_LOCK:
+        _CACHE.setdefault(tokenizer, {})[key] = table
+    return table
+
+
+def _cached_or_built(tokenizer: Any, width: int, eos: frozenset[int]) -> TokenTable:
+    """The table from the disk cache when it holds it (its trie with it), else built (and
+    keyed: stored with its trie once :func:`~.vocab.vocab_trie` has built that)."""
+    key = None
+    if width >= MIN_IDS and cache_dir() is not None and hasattr(tokenizer, "backend_tokenizer"):
+        try:
+            key = table_key(tokenizer, width, eos)
+        except Exception:  # noqa: BLE001 - an odd tokenizer is built, not cached
+            key = None
+        got = load(key) if key is not None else None
+        if got is not None:
+            return table_from(key, *got)
+    table = build_table(tokenizer, width, eos)
+    table.cache_key = key
+    if key is not None:
+        table.on_derived = _store_trie
     return table

@@ -2,7 +2,7 @@
 
 The decoding guard checks candidate tokens byte by byte, so it needs, once per tokenizer,
 the byte string of every token id.  Nothing here runs inside a decoding step: the table is
-built once (``token_table(tokenizer)`` caches it per tokenizer object) and the guard never
+built once (:func:`~.table_cache.token_table` caches it per tokenizer object, and on disk) and the guard never
 calls ``decode``/``encode`` afterwards.
 
 Three vocabulary kinds are recognised from the fast tokenizer's own description
@@ -30,12 +30,11 @@ from __future__ import annotations
 import json
 import re
 import threading
-import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["TokenTable", "TokenizerKindError", "bytes_to_unicode", "pad_table", "token_table"]
+__all__ = ["TokenTable", "TokenizerKindError", "build_table", "bytes_to_unicode", "default_eos_ids", "pad_table"]
 
 _BYTE_FALLBACK = re.compile(r"^<0x([0-9A-Fa-f]{2})>$")
 _METASPACE = "\u2581"
@@ -85,6 +84,9 @@ class TokenTable:
     synthetic: int = 0
     #: the disk cache's key of this table (:mod:`.table_cache`; ``None``: not cached)
     cache_key: str | None = None
+    #: called as ``on_derived(table, key, value)`` once :meth:`derived` has built a value
+    #: (:mod:`.table_cache` stores a keyed table with its trie then)
+    on_derived: Callable[["TokenTable", str, Any], None] | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _derived: dict[str, Any] = field(default_factory=dict, repr=False)
 
@@ -105,42 +107,13 @@ class TokenTable:
                 if value is None:
                     value = build(self)
                     self._derived[key] = value
+                    if self.on_derived is not None:
+                        self.on_derived(self, key, value)
         return value
 
 
-_CACHE: weakref.WeakKeyDictionary[Any, dict[tuple, TokenTable]] = weakref.WeakKeyDictionary()
-_CACHE_LOCK = threading.Lock()
-
-
-def token_table(tokenizer: Any, size: int | None = None, *, eos_ids: Sequence[int] | None = None) -> TokenTable:
-    """The :class:`TokenTable` of a Hugging Face fast tokenizer (cached per tokenizer and size
-    in memory, and from :data:`~.table_cache.MIN_IDS` ids on disk with its vocabulary trie:
-    :mod:`.table_cache`).
-
-    Args:
-        tokenizer: a ``PreTrainedTokenizerFast`` (anything with ``backend_tokenizer``).
-        size: the model's logits width (``model.config.vocab_size`` or the output
-            embedding's rows); default ``len(tokenizer)``.  Ids past the tokenizer get no bytes.
-        eos_ids: ids that end generation; default the tokenizer's ``eos_token_id``.
-
-    Raises:
-        TokenizerKindError: a slow tokenizer, or a vocabulary that cannot be read.
-    """
-    n_tok = len(tokenizer)
-    width = max(int(size or n_tok), n_tok)
-    eos = frozenset(int(i) for i in (eos_ids if eos_ids is not None else _default_eos(tokenizer)) if i is not None)
-    key = (width, eos)
-    with _CACHE_LOCK:
-        per = _CACHE.get(tokenizer)
-        if per is not None and key in per:
-            return per[key]
-    table = _cached_or_built(tokenizer, width, eos)
-    with _CACHE_LOCK:
-        _CACHE.setdefault(tokenizer, {})[key] = table
-    return table
-
-
-def _default_eos(tokenizer: Any) -> list[int]:
+def default_eos_ids(tokenizer: Any) -> list[int]:
+    """The ids that end generation by default: the tokenizer's ``eos_token_id`` (one or several)."""
     eos = getattr(tokenizer, "eos_token_id", None)
     if eos is None:
         return []
@@ -173,25 +146,6 @@ def _kind(desc: dict[str, Any]) -> str:
     return "decoded"
 
 
-def _cached_or_built(tokenizer: Any, width: int, eos: frozenset[int]) -> TokenTable:
-    """The table from the disk cache when it holds it (its trie with it), else built (and
-    keyed, so that :func:`~.vocab.vocab_trie` saves it with the trie once that is built)."""
-    from . import table_cache
-
-    key = None
-    if width >= table_cache.MIN_IDS and table_cache.cache_dir() is not None and hasattr(tokenizer, "backend_tokenizer"):
-        try:
-            key = table_cache.table_key(tokenizer, width, eos)
-        except Exception:  # noqa: BLE001 - an odd tokenizer is built, not cached
-            key = None
-        got = table_cache.load(key) if key is not None else None
-        if got is not None:
-            return table_cache.table_from(key, *got)
-    table = _build(tokenizer, width, eos)
-    table.cache_key = key
-    return table
-
-
 def _description(backend: Any) -> dict[str, Any]:
     """The decoder and pre-tokenizer of a ``tokenizers`` backend in its JSON format (each
     serialised alone: the whole tokenizer's JSON, merges included, costs ~1 s at 248k ids)."""
@@ -202,7 +156,7 @@ def _description(backend: Any) -> dict[str, Any]:
     return out
 
 
-def _build(tokenizer: Any, width: int, eos: frozenset[int]) -> TokenTable:
+def build_table(tokenizer: Any, width: int, eos: frozenset[int]) -> TokenTable:
     backend = getattr(tokenizer, "backend_tokenizer", None)
     if backend is None:
         raise TokenizerKindError(f"{type(tokenizer).__name__}: not a fast tokenizer (no backend_tokenizer)")

@@ -70,7 +70,7 @@ from .automaton import (
     projection_is_identity,
 )
 from .bitmask import pack
-from .placeholders import BANNED, block_matcher, comment_matcher
+from .elision_matchers import BANNED, block_matcher, comment_matcher
 from .token_bytes import TokenTable
 
 try:  # the compiled walk (setup.py builds it; optional)
@@ -411,12 +411,7 @@ _FROM_ARRAYS = frozenset({"lo", "hi", "own", "proj", "plain", "maxpops", "ends",
 
 
 def _new_trie(table: TokenTable) -> VocabTrie:
-    trie = VocabTrie(table)
-    if table.cache_key is not None:  # (a table the disk cache keyed: store it with its trie)
-        from .table_cache import save_table
-
-        save_table(table, trie)
-    return trie
+    return VocabTrie(table)
 
 
 #: vocabularies up to this size build a new mask straight as a boolean row

@@ -1,6 +1,6 @@
 """``textDocument/completion`` and ``textDocument/inlineCompletion``: guarded completions.
 
-The text comes from :class:`luaguard.guard.generate.CompletionEngine` — a local causal LM
+The text comes from :class:`luaguard.completion.generate.CompletionEngine` — a local causal LM
 whose every decoding step is masked so it cannot spell an instance path that does not
 exist, a placeholder or an unopened closer.  Generation is CPU-bound: it runs on its own
 worker thread (never on the event loop, never on the linting worker), is bounded by
@@ -49,13 +49,13 @@ class CompletionFeature(Feature):
 
     # -- engine ------------------------------------------------------------------------
     def engine(self):
-        """The :class:`~luaguard.guard.generate.CompletionEngine` for the current settings."""
-        from ..guard.generate import CompletionEngine
+        """The :class:`~luaguard.completion.generate.CompletionEngine` for the current settings."""
+        from ..completion.generate import CompletionEngine
 
         settings = self.server.host.settings.completion
         if self._engine is None or settings != self._engine_settings:
             if settings.endpoint:
-                from ..serving.client import RemoteCompletionEngine
+                from ..completion.client import RemoteCompletionEngine
 
                 self._engine = RemoteCompletionEngine(settings, self.server.host.engine.root)
             else:
@@ -112,8 +112,8 @@ class CompletionFeature(Feature):
         if missing:
             server.show_once("completion-extra", f"luaguard: {missing_message(missing)}")
             return None
-        from ..guard.completion_types import CompletionRequest
-        from ..guard.model import ModelLoadError
+        from ..completion.requests import CompletionRequest
+        from ..completion.loading import ModelLoadError
         doc = server.workspace.text_documents.get(uri)
         if doc is None:
             return None
@@ -144,7 +144,7 @@ class CompletionFeature(Feature):
             server.show_once(f"completion-model:{exc}", f"luaguard: completions are unavailable: {exc}")
             return None
         except Exception as exc:
-            from ..serving.client import EndpointError
+            from ..completion.client import EndpointError
 
             if not isinstance(exc, EndpointError):
                 raise
@@ -171,7 +171,7 @@ class CompletionFeature(Feature):
         source = _source(result, self.server.host.settings.completion)
         doc = f"```luau\n{new_text}\n```"
         if result.demonstration:
-            from ..guard.model import DEMO_NOTE
+            from ..completion.loading import DEMO_NOTE
 
             doc += f"\n\nFrom {DEMO_NOTE}."
         item = types.CompletionItem(

@@ -33,7 +33,6 @@ from typing import Any
 from .rojo import (
     IndexProblem,
     JsonError,
-    MAX_JSON_BYTES,
     ProjectFileError,
     _decode_text,
     _valid_utf8,

@@ -19,7 +19,7 @@ Per request, opt in with flat ``SamplingParams.extra_args`` - over REST, ``"vllm
 ``luaguard`` (``true``/``1``)
     guard this request; without it the request is untouched.
 ``luaguard_project`` (str)
-    a project name the server was configured with (:mod:`luaguard.serving.config`), never
+    a project name the server was configured with (:mod:`luaguard.serving.registry`), never
     a path; unknown names, and projects that have not loaded, are rejected (HTTP 400), not
     served unguarded.
 ``luaguard_file`` (str, optional)
@@ -29,7 +29,7 @@ Per request, opt in with flat ``SamplingParams.extra_args`` - over REST, ``"vllm
 ``luaguard_prompt`` (str, optional)
     the text the guard reads as the prompt; default: the prompt's ids decoded.  The guard
     reads at most the last ``LUAGUARD_PROMPT_TOKENS`` tokens of either (default 8,192:
-    :data:`~luaguard.serving.config.PROMPT_TOKENS`); a longer prompt is trimmed, not
+    :data:`~luaguard.serving.registry.PROMPT_TOKENS`); a longer prompt is trimmed, not
     refused.
 
 Keys are checked by name, case-insensitively: a key that misspells one of these
@@ -39,7 +39,7 @@ Keys are checked by name, case-insensitively: a key that misspells one of these
 Interface (vLLM 0.32, ``vllm.v1.sample.logits_processor.LogitsProcessor``):
 ``validate_params`` - run where vLLM admits a request, before it reaches the engine process
 - checks the keys above, the file against the project's root and that the project has
-loaded, and cuts an over-long ``luaguard_prompt`` (:func:`~luaguard.serving.config.bound_prompt`:
+loaded, and cuts an over-long ``luaguard_prompt`` (:func:`~luaguard.serving.registry.bound_prompt`:
 constant work whatever its size), so the engine never receives more than the guard reads;
 ``__init__`` loads the tokenizer, builds its token tables (cached on disk:
 :mod:`luaguard.guard.token_bytes`) and the guard of every configured project, so no request
@@ -53,7 +53,7 @@ argmax-invariant.  A row whose generated token the guard had not allowed (anothe
 changed the logits) may only end (EOS) from then on; ``rejected`` counts them.
 
 Robustness: nothing here raises inside the engine step.  Projects are reloaded by a watcher
-thread (:meth:`~luaguard.serving.config.ProjectRegistry.watch`), never by a request; a
+thread (:meth:`~luaguard.serving.registry.ProjectRegistry.watch`), never by a request; a
 project whose files break or whose project file disappears while the server runs keeps its
 last good index (one warning in the log); a project that never loaded (a broken project
 file, a root with no project file) is logged at start-up and its requests get HTTP 400
@@ -87,7 +87,7 @@ import torch
 from vllm import SamplingParams
 from vllm.v1.sample.logits_processor import BatchUpdate, LogitsProcessor, MoveDirectionality
 
-from .config import CHARS_PER_TOKEN, ConfigError, ProjectRegistry, XArgsError, bound_prompt, parse_xargs, trim_prompt
+from .registry import CHARS_PER_TOKEN, ConfigError, ProjectRegistry, XArgsError, bound_prompt, parse_xargs, trim_prompt
 
 try:  # Model Runner V2's interface (vLLM >= 0.30); absent in older builds
     from vllm.v1.worker.gpu.sample.logits_processor.interface import LogitsProcessor as _V2LogitsProcessor
@@ -142,8 +142,8 @@ class LuaguardLogitsProcessor(LogitsProcessor, _V2LogitsProcessor):
         400) for malformed luaguard keys, an unknown project, a ``luaguard_file`` outside the
         project, or a project that has not loaded (its reason in the message).  A
         ``luaguard_prompt`` longer than the registry's ``prompt_tokens`` ×
-        :data:`~luaguard.serving.config.CHARS_PER_TOKEN` characters is cut here
-        (:func:`~luaguard.serving.config.bound_prompt`: work independent of its size), so
+        :data:`~luaguard.serving.registry.CHARS_PER_TOKEN` characters is cut here
+        (:func:`~luaguard.serving.registry.bound_prompt`: work independent of its size), so
         the engine never receives or reads more; ``extra_args`` is replaced by a copy holding
         the cut prompt (vLLM copies the params after validating them)."""
         extra = sampling_params.extra_args
@@ -270,7 +270,7 @@ class LuaguardLogitsProcessor(LogitsProcessor, _V2LogitsProcessor):
         """``(guard, cursor)`` of one request: the file's contract on the project's current
         index (once: the guard and the scripts from one index), the guard, and the cursor
         after the prompt - at most the registry's ``prompt_tokens`` tokens of it
-        (:func:`~luaguard.serving.config.trim_prompt`; the prompt's ids decoded when no
+        (:func:`~luaguard.serving.registry.trim_prompt`; the prompt's ids decoded when no
         ``luaguard_prompt`` was given)."""
         tok = self.tokenizer()
         contract = project.contract(rel)

@@ -317,10 +317,10 @@ def _patch_result(engine, report: DiffReport, fallback: str, *, written: bool = 
     for f in report.findings:
         where = f"{f.file}:{f.range.start.line + 1}: " if f.file else ""
         p = Problem(f.rule, where + f.message, None, tuple(f.suggestions),
-                    severity="error" if f.severity == Severity.ERROR else "warning",
+                    severity=Severity.ERROR if f.severity is Severity.ERROR else Severity.WARNING,
                     range=f.range.to_json() if f.file else None)
         d = {**p.to_json(), "file": f.file}
-        if p.severity == "error":
+        if p.severity is Severity.ERROR:
             errors.append(p)
             out_errors.append(d)
         else:

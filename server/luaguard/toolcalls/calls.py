@@ -27,10 +27,12 @@ import posixpath
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..checks.unknown_class import ranked_classes
 from ..findings import Severity
 from ..fuzzy import rank
 from ..project.rojo import OPEN_DEFAULT_IGNORE
 from ..project.tree import Instance
+from ..rules.wording import did_you_mean
 from . import model as M
 from .model import CallRecord, CallResult, Problem
 from .overlay import CLASS_SUFFIX, DirMap, Overlay
@@ -218,7 +220,7 @@ def check_call(ctx: CallContext, rec: CallRecord) -> CallResult:
 
 def _split(result: CallResult, problems: list[Problem]) -> None:
     for p in problems:
-        (result.errors if p.severity == "error" else result.warnings).append(p)
+        (result.errors if p.severity is Severity.ERROR else result.warnings).append(p)
 
 
 def _check_confidence(ctx: CallContext, rec: CallRecord, problems: list[Problem]) -> None:
@@ -248,8 +250,7 @@ def _unknown_tool(toolset: ToolSet, name: str) -> Problem:
                      if toolset.aliases[a] not in sugg]
     available = ", ".join(sorted(toolset.tools)[:20])
     msg = f"There is no tool named '{name}'." if name else "The call has an empty tool name."
-    if sugg:
-        msg += f" Did you mean '{sugg[0]}'?"
+    msg += did_you_mean(sugg, none="", lead=" ")
     return Problem(M.UNKNOWN_TOOL, msg, field="name", suggestions=tuple(sugg[:5]), hint=f"Available tools: {available}.")
 
 
@@ -332,8 +333,7 @@ def _check_schema(spec: ToolSpec, args: dict, problems: list[Problem]) -> set[st
             for extra in sorted(k for k in args if k not in allowed):
                 sugg = _field_suggestions(extra, missing or props)
                 msg = f"Unexpected field '{extra}'."
-                if sugg:
-                    msg += f" Did you mean '{sugg[0]}'?"
+                msg += did_you_mean(sugg, none="", lead=" ")
                 problems.append(Problem(M.INVALID_ARGUMENT, msg, field=extra, suggestions=tuple(sugg[:3]),
                                         hint=f"{spec.name} takes: {', '.join(props) or 'no arguments'}."))
                 bad.add(extra)
@@ -595,7 +595,7 @@ def _resolve_instance(ctx: CallContext, value: str, fname: str, problems: list[P
         return None, False  # a package's link: its contents are not known here
     problem = _unknown_instance(ctx, ref, node, rest, fname, scripts=False)
     if node is not None and not _strict(ctx, node):
-        problem.severity = "warning"
+        problem.severity = Severity.WARNING
         problem.message += f" It may exist at run time ({node.open_reason}), so this is not an error."
         problems.append(problem)
         return None, False
@@ -648,8 +648,7 @@ def _unknown_instance(ctx: CallContext, ref: PathRef, node: Instance | None, res
         ranked = [c for c, _ in rank(first, names, limit=5)]
         sugg = [".".join([c, *rest[1:]]) for c in ranked]
         msg = f"{kind} '{ref.raw}' does not exist: '{first}' is not a service or a top-level instance of the game."
-        if sugg:
-            msg += f" Did you mean '{sugg[0]}'?"
+        msg += did_you_mean(sugg, none="", lead=" ")
         top = ", ".join(c.name for c in index.datamodel.all_children()[:15])
         return Problem(M.UNKNOWN_PATH, msg, field=fname, suggestions=tuple(sugg), hint=f"Top-level services in the project: {top}.")
     missing = rest[0]
@@ -680,8 +679,7 @@ def _unknown_instance(ctx: CallContext, ref: PathRef, node: Instance | None, res
     gone = _deleted_by(ctx, [base, *rest] if base != "game" else list(rest))
     if gone:
         msg = f"{kind} '{full_missing}' does not exist any more: {gone}."
-    if sugg:
-        msg += f" Did you mean '{sugg[0]}'?"
+    msg += did_you_mean(sugg, none="", lead=" ")
     if scripts:
         names, total = scripts_under(api, node)
         hint = (f"Scripts under {base}: {', '.join(names)}" + (f" … ({total} in all)" if total > len(names) else "") + "."
@@ -732,8 +730,7 @@ def _unknown_file(ctx: CallContext, ref: PathRef, fname: str, *, want_script: bo
         msg = f"File '{ref.raw}' does not exist any more: it was deleted by {ctx.deleted[rel]}."
     elif root is not None and os.path.isfile(os.path.join(root, rel)):
         msg = f"File '{ref.raw}' exists but the project does not sync it into the game (ignored or outside every $path)."
-    if ranked:
-        msg += f" Did you mean '{ranked[0]}'?"
+    msg += did_you_mean(ranked, none="", lead=" ")
     listing = [posixpath.basename(f) for f in sorted(same_dir)][:12]
     hint = (f"Scripts in {directory or 'the project root'}/: {', '.join(listing)}"
             + (f" … ({len(same_dir)} in all)" if len(same_dir) > 12 else "") + "." if listing else None)
@@ -824,8 +821,7 @@ def _check_class(api, value: str, fname: str, *, creatable: bool, problems: list
         return True
     if not creatable and api.has_class(value):
         return True
-    pool = sorted(api.creatable) if creatable else list(api.class_names())
-    sugg = [c for c, _ in rank(value, pool, limit=5)]
+    sugg = [c for c, _ in ranked_classes(api, value, creatable=creatable)]
     if api.has_class(value):
         if api.is_service(value):
             msg = f"'{value}' is a service: it already exists (game:GetService(\"{value}\")) and cannot be created."
@@ -835,8 +831,7 @@ def _check_class(api, value: str, fname: str, *, creatable: bool, problems: list
             sugg = sorted(subs, key=len)[:5] or sugg
     else:
         msg = f"There is no Roblox class named '{value}'."
-    if sugg:
-        msg += f" Did you mean '{sugg[0]}'?"
+    msg += did_you_mean(sugg, none="", lead=" ")
     problems.append(Problem(M.UNKNOWN_CLASS, msg, field=fname, suggestions=tuple(sugg)))
     return False
 
@@ -851,7 +846,7 @@ def _check_property(api, node: Instance, prop: str, fname: str, problems: list[P
         if member.deprecated:
             repl = f" Use '{member.deprecated_replacement}' instead." if member.deprecated_replacement else ""
             problems.append(Problem(M.DEPRECATED_PROPERTY, f"{cls}.{prop} is deprecated.{repl}", field=fname,
-                                    severity="warning",
+                                    severity=Severity.WARNING,
                                     suggestions=(member.deprecated_replacement,) if member.deprecated_replacement else ()))
         return member.type
     # lower-case names in the API data are legacy serialization aliases (``siz``), not API;
@@ -863,8 +858,7 @@ def _check_property(api, node: Instance, prop: str, fname: str, problems: list[P
         msg = f"'{prop}' is a{'n' if member.kind[0] in 'AEIOU' else ''} {member.kind.lower()} of {cls}, not a property."
     else:
         msg = f"{cls} ({display(node)}) has no property '{prop}'."
-    if sugg:
-        msg += f" Did you mean '{sugg[0]}'?"
+    msg += did_you_mean(sugg, none="", lead=" ")
     common = ", ".join(sorted(props, key=lambda p: (len(p), p))[:15])
     problems.append(Problem(M.UNKNOWN_PROPERTY, msg, field=fname, suggestions=tuple(sugg),
                             hint=f"Some properties of {cls}: {common}."))
@@ -1025,7 +1019,7 @@ def _check_script_edit(ctx: CallContext, target: _Target | None, args: dict, fie
         new_text = "".join(lines[:n]) + block + "".join(lines[n:])
     fname = fields["edit_new"]
     for f in lint_change(ctx.engine, old_text, new_text, target.node, target.rel, target.display, ctx.overlay):
-        sev = "error" if f.severity == Severity.ERROR else "warning"
+        sev = Severity.ERROR if f.severity is Severity.ERROR else Severity.WARNING
         problems.append(Problem(f.rule, f"{target.display} line {f.range.start.line + 1}: {f.message}", field=fname,
                                 suggestions=tuple(f.suggestions), severity=sev, from_content=True))
     return new_text
@@ -1053,7 +1047,7 @@ def _check_content(ctx: CallContext, content: Any, fname: str, target: _Target |
     old_text = _old_source(ctx, target) if replaces else None
     findings = lint_change(ctx.engine, old_text, content, node, rel, shown, ctx.overlay)
     for f in findings:
-        sev = "error" if f.severity == Severity.ERROR else "warning"
+        sev = Severity.ERROR if f.severity is Severity.ERROR else Severity.WARNING
         problems.append(Problem(f.rule, f"Line {f.range.start.line + 1}: {f.message}", field=fname,
                                 suggestions=tuple(f.suggestions), severity=sev, range=f.range.to_json(),
                                 from_content=True))

@@ -10,13 +10,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-# Codes of the issue (tool calls and plans).
+from ..findings import Severity
+from ..rules.roblox_api.unknown_class import RULE as _UNKNOWN_CLASS_RULE
+
+# Codes of the issue (tool calls and plans); a class name is the linter's rule (luaguard.rules).
 UNKNOWN_TOOL = "unknown_tool"
 MISSING_FIELD = "missing_field"
 INVALID_ARGUMENT = "invalid_argument"
 UNKNOWN_PATH = "unknown_path"
 PATH_OUTSIDE_PROJECT = "path_outside_project"
-UNKNOWN_CLASS = "unknown_class"
+UNKNOWN_CLASS = _UNKNOWN_CLASS_RULE.id
 UNKNOWN_PROPERTY = "unknown_property"
 WRONG_PROPERTY_TYPE = "wrong_property_type"
 LOW_CONFIDENCE = "low_confidence"
@@ -49,8 +52,9 @@ class Problem:
     ``placeholder`` for findings in a call's Luau content); ``field`` names the argument
     (``"path"``, ``"value.x"``; ``None`` for the call as a whole); ``suggestions`` are
     ranked, best first; ``hint`` is extra context for the model (what exists there), used
-    in the feedback text only; ``severity`` is ``"error"`` (the call is invalid) or
-    ``"warning"``; ``range`` is an LSP range (0-based lines, UTF-16 columns) inside the
+    in the feedback text only; ``severity`` is :attr:`~luaguard.findings.Severity.ERROR`
+    (the call is invalid) or :attr:`~luaguard.findings.Severity.WARNING` (the linter's
+    severities); ``range`` is an LSP range (0-based lines, UTF-16 columns) inside the
     call's content, for content findings only; ``from_content`` marks those findings (the
     engine already counted them in its stats).
     """
@@ -60,7 +64,7 @@ class Problem:
     field: str | None = None
     suggestions: tuple[str, ...] = ()
     hint: str | None = None
-    severity: str = "error"
+    severity: Severity = Severity.ERROR
     range: dict | None = None
     from_content: bool = False
 

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..findings import Severity
 from ..fuzzy import rank
+from ..rules.wording import did_you_mean
 from . import model as M
 from .calls import CallContext, check_call
 from .model import Batch, CallResult, Problem
@@ -70,8 +72,7 @@ def dependency_problems(batch: Batch) -> list[list[Problem]]:
             if j is None:
                 sugg = tuple(c for c, _ in rank(key, list(index_of), limit=3))
                 msg = f"Step '{me}' depends on '{key}', but no step has that id."
-                if sugg:
-                    msg += f" Did you mean '{sugg[0]}'?"
+                msg += did_you_mean(sugg, none="", lead=" ")
                 out[i].append(Problem(M.UNKNOWN_DEPENDENCY, msg, field="depends_on", suggestions=sugg,
                                       hint=f"Step ids: {', '.join(list(index_of)[:20])}."))
             elif j == i:
@@ -187,8 +188,8 @@ def check_plan(ctx: CallContext, batch: Batch) -> list[CallResult]:
     for i, (rec, dep_problems) in enumerate(zip(batch.calls, deps)):
         ctx.label = f"step '{_label(rec.step, i)}'"
         result = check_call(ctx, rec)
-        result.errors[:0] = [p for p in dep_problems if p.severity == "error"]
-        result.warnings[:0] = [p for p in dep_problems if p.severity != "error"]
+        result.errors[:0] = [p for p in dep_problems if p.severity is Severity.ERROR]
+        result.warnings[:0] = [p for p in dep_problems if p.severity is not Severity.ERROR]
         results.append(result)
     return results
 

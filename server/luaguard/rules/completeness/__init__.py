@@ -1,0 +1,1 @@
+"""Rules of the completeness family: one module per rule id."""

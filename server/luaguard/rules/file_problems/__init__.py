@@ -1,0 +1,1 @@
+"""Rules of the file problems family: one module per rule id."""

@@ -1,0 +1,1 @@
+"""Rules of the instances family: one module per rule id."""

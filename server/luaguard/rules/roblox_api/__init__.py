@@ -1,0 +1,1 @@
+"""Rules of the roblox api family: one module per rule id."""

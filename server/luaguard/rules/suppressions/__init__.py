@@ -1,0 +1,1 @@
+"""Rules about luaguard's own suppression comments (:mod:`luaguard.suppressions`)."""

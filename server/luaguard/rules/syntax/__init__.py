@@ -1,0 +1,1 @@
+"""Rules of the syntax family: one module per rule id."""

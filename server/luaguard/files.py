@@ -183,6 +183,18 @@ def _still(real: str | os.PathLike, expect: Stamp, shown: str | os.PathLike) -> 
         raise Refused(shown, CHANGED, "the file changed while it was being checked; not fixed")
 
 
+def read_small_text(path: str | os.PathLike, root: str | os.PathLike, limit: int = 1_000_000) -> str | None:
+    """A small configuration file's text (``.gitignore``, ``.gitmodules``): ``None`` when
+    it is not a regular file, lies (through links) outside ``root``, is over ``limit``
+    bytes or cannot be read."""
+    try:
+        if not regular_file(path):
+            return None
+        return read_text(path, root=root, limit=limit)
+    except (OSError, ValueError):
+        return None
+
+
 def regular_file(path: str | os.PathLike) -> bool:
     """Is ``path`` (links followed) a regular file?  (``False`` when it does not exist.)"""
     try:
@@ -285,7 +297,7 @@ def select_files(paths: Iterable[str | Path], *, root: Path | None = None, exclu
             base_dir = Path(os.path.abspath(boundary))
             ignore = rules.get(base_dir)
             if ignore is None:
-                ignore = rules[base_dir] = IgnoreRules(base_dir, respect_gitignore=respect_gitignore)
+                ignore = rules[base_dir] = IgnoreRules(base_dir, respect_gitignore=respect_gitignore, read=read_small_text)
             for dirpath, dirnames, filenames in os.walk(p):
                 base = os.path.basename(dirpath)
                 here = Path(os.path.relpath(os.path.abspath(dirpath), base_dir)).as_posix()
@@ -351,7 +363,7 @@ def filter_project_files(files: Iterable[Path], *, root: Path, exclude: Sequence
     what ``.gitignore`` ignores and git submodules."""
     from .ignores import IgnoreRules
 
-    ignore = IgnoreRules(root, respect_gitignore=respect_gitignore)
+    ignore = IgnoreRules(root, respect_gitignore=respect_gitignore, read=read_small_text)
     out = FileSelection()
     for f in files:
         try:

@@ -27,14 +27,10 @@ import posixpath
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 SKIP_GITIGNORE = "ignored by .gitignore (respect_gitignore = false in luaguard.toml to lint them)"
 SKIP_SUBMODULE = "in a git submodule (.gitmodules): another repository's code"
-
-#: ``.gitignore`` / ``.gitmodules`` files larger than this are not read (bytes)
-MAX_IGNORE_BYTES = 1_000_000
-
 
 @lru_cache(maxsize=64)
 def compiled(patterns: tuple[str, ...]):
@@ -54,9 +50,16 @@ class IgnoreRules:
     """The ``.gitignore`` files and submodules of the project at ``root`` (read lazily,
     cached per directory).  Paths are root-relative POSIX strings."""
 
-    def __init__(self, root: Path | str, *, respect_gitignore: bool = True) -> None:
+    def __init__(self, root: Path | str, *, respect_gitignore: bool = True,
+                 read: Callable[[Path, Path], str | None] | None = None) -> None:
+        """``read(path, root)``: a small text file's content, ``None`` when it is not a
+        regular file inside ``root`` or cannot be read - the file-access layer's
+        (:func:`luaguard.files.read_small_text`, which :mod:`luaguard.files` passes: this
+        module sits above that layer and never reads on its own); ``None``: no
+        ``.gitignore`` or ``.gitmodules`` is read."""
         self.root = Path(root)
         self.respect_gitignore = respect_gitignore
+        self._reader = read
         self._specs: dict[str, object | None] = {}
         self._submodules: frozenset[str] | None = None
 
@@ -109,15 +112,9 @@ class IgnoreRules:
         return self._specs[base]
 
     def _read(self, rel: str) -> str | None:
-        from .files import read_text, regular_file
-
-        path = self.root / rel
-        try:
-            if not regular_file(path):
-                return None
-            return read_text(path, root=self.root, limit=MAX_IGNORE_BYTES)
-        except (OSError, ValueError):
+        if self._reader is None:
             return None
+        return self._reader(self.root / rel, self.root)
 
 
 def exclude_spec(patterns: Sequence[str]):

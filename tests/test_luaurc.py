@@ -94,3 +94,26 @@ def test_malformed_or_linked_luaurc_adds_nothing(tmp_path: Path):
     assert any("not valid JSON" in p for p in reader.problems)
     assert any("outside" in p for p in reader.problems)
     assert undefined(Engine(root), "src/x/a.luau") == ["stolen"]
+
+
+def test_lint_settings_turn_off_the_rules_their_lints_mean(tmp_path: Path):
+    """``"lint": {"UnknownGlobal": false}`` (as vide's .luaurc writes it) is what
+    ``--!nolint UnknownGlobal`` is for each file of the directory; ``"*"`` and a nearer file
+    override what they inherit, key by key, the last one winning (Luau's Config.cpp)."""
+    root = make(tmp_path, {
+        "src/plugin/.luaurc": json.dumps({"lint": {"UnknownGlobal": False}}),
+        "src/plugin/a.luau": "harness(1)\n-- luaguard: allow(undefined_variable)\nprint(2)\n",
+        "src/plugin/again/.luaurc": json.dumps({"lint": {"*": True}}),
+        "src/plugin/again/b.luau": "harness(1)\n",
+        "src/c.luau": "harness(1)\n",
+    })
+    engine = Engine(root)
+    assert undefined(engine, "src/plugin/a.luau") == []
+    # the rule did not run there: its luaguard suppression is not reported unused either
+    text = (root / "src/plugin/a.luau").read_text()
+    assert [f.rule for f in engine.lint_text(text, root / "src/plugin/a.luau")] == []
+    assert undefined(engine, "src/plugin/again/b.luau") == ["harness"]
+    assert undefined(engine, "src/c.luau") == ["harness"]
+    cfg = LuaurcReader(root).for_dir("src/plugin/again")
+    assert not cfg.lint_disabled("UnknownGlobal") and not cfg.lint_disabled("LocalUnused")
+    assert LuaurcReader(root).for_dir("src/plugin").lint_disabled("UnknownGlobal")

@@ -29,7 +29,7 @@ from .contract import GuardContract
 from .findings import Finding, Severity
 from .luau.parsed import parsed
 from .rules.registry import roblox_api_rules
-from .suppressions import Suppressions, parse_suppressions, suppression_findings  # noqa: F401 (re-exported)
+from .suppressions import Suppressions, luaurc_disabled_rules, parse_suppressions, suppression_findings  # noqa: F401 (re-exported)
 from .text import LineIndex, decode_source
 
 LUAU_SUFFIXES = (".luau", ".lua")
@@ -304,7 +304,9 @@ class Engine:
             project=project,
             scripts=scripts,
             options={"extra_globals": self.extra_globals(rel if rel is not None else path),
-                     "language_mode": self.language_mode(rel, lex)},
+                     "language_mode": self.language_mode(rel, lex),
+                     # rules the nearest .luaurc's "lint" settings turn off for this file
+                     "luaurc_off": luaurc_disabled_rules(self.luau_config(rel)) if rel is not None else frozenset()},
             in_datamodel=not (project is not None and rel is not None and project.outside_datamodel(rel)),
             plugin=self.plugin_project,
         )
@@ -359,10 +361,11 @@ class Engine:
         out: list[Finding] = []
         unselected: list[Finding] = []  # (a suppression that silences one of these is used)
         ran: set[str] = set()
+        off = ctx.options.get("luaurc_off") or frozenset()  # (as if ignored for this file)
         for check in self.checks:
-            if not any(settings.rule(r).enabled for r in check.rules):
+            if not any(settings.rule(r).enabled and r not in off for r in check.rules):
                 continue
-            ran.update(r for r in check.rules if settings.rule(r).enabled)
+            ran.update(r for r in check.rules if settings.rule(r).enabled and r not in off)
             try:
                 found = check.check(ctx)
             except Exception as exc:  # a bug in one check must not hide the others
@@ -370,7 +373,7 @@ class Engine:
                 found = [_file_problem(display_path or "-", INTERNAL_ERROR, f"{type(check).__name__} failed: {exc!r}", Severity.WARNING)]
             for f in found:
                 rs = settings.rule(f.rule)
-                if not rs.enabled:
+                if not rs.enabled or f.rule in off:
                     continue
                 if not ctx.in_datamodel and f.rule in ROBLOX_API_RULES and f.severity is Severity.ERROR \
                         and not f.data.get("impossible"):

@@ -64,6 +64,18 @@ LUAU_LINTS: dict[str, tuple[str, ...]] = {
     "DeprecatedApi": ("deprecated_api",),
 }
 
+
+
+def luaurc_disabled_rules(config) -> frozenset[str]:
+    """The luaguard rules a ``.luaurc``'s ``"lint"`` settings turn off for a file (``config``:
+    its :class:`~luaguard.project.luaurc.LuauConfig`): those :data:`LUAU_LINTS` maps from
+    each Luau lint that is off there (``"lint": {"UnknownGlobal": false}``, or ``"*": false``),
+    as ``--!nolint Name`` would for that file."""
+    if not config.lint:
+        return frozenset()
+    return frozenset(r for name, rules in LUAU_LINTS.items() if config.lint_disabled(name) for r in rules)
+
+
 ALL = "all"
 UNKNOWN_SUPPRESSION = "unknown_suppression"
 UNUSED_SUPPRESSION = "unused_suppression"

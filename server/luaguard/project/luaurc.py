@@ -49,12 +49,26 @@ class LuauConfig:
     ``language_mode``: one of :data:`LANGUAGE_MODES` or ``None`` (none set: Luau's default,
     ``nonstrict``); ``globals``: extra global names; ``aliases``: ``{alias (lower-case, no
     "@"): (root-relative target directory, the .luaurc that defines it)}``; ``files``: the
-    ``.luaurc`` files applied, root first (root-relative)."""
+    ``.luaurc`` files applied, root first (root-relative); ``lint``: the ``"lint"`` settings
+    applied, root first and each file's in its order, as ``(name, enabled)`` (``"*"``: every
+    lint) - see :meth:`lint_disabled`."""
 
     language_mode: str | None = None
     globals: frozenset[str] = frozenset()
     aliases: Mapping[str, tuple[str, str]] = field(default_factory=lambda: MappingProxyType({}))
     files: tuple[str, ...] = ()
+    lint: tuple[tuple[str, bool], ...] = ()
+
+    def lint_disabled(self, name: str) -> bool:
+        """Is Luau's lint ``name`` (``UnknownGlobal``) turned off here?  Luau reads a
+        ``.luaurc``'s ``"lint"`` object over the configuration it inherits, key by key:
+        ``"*"`` sets every lint, a name sets one (luau-lang/luau ``Config.cpp``,
+        ``parseLintRuleString``); the last setting that names ``name`` or ``"*"`` wins.  Not
+        set: on (Luau's default for the lints luaguard maps)."""
+        for key, enabled in reversed(self.lint):
+            if key == name or key == "*":
+                return not enabled
+        return False
 
 
 EMPTY = LuauConfig()
@@ -141,7 +155,11 @@ def _apply(base: LuauConfig, data: dict, rel_dir: str, where: str) -> LuauConfig
                 aliases.pop(name, None)  # a host's path (outside the project): not judged
             else:
                 aliases[name] = ("" if target == "." else target, where)
-    return LuauConfig(mode, globals_, MappingProxyType(aliases), (*base.files, where))
+    lint = base.lint
+    raw_lint = data.get("lint")
+    if isinstance(raw_lint, dict):
+        lint = (*lint, *((k, v) for k, v in raw_lint.items() if isinstance(k, str) and isinstance(v, bool)))
+    return LuauConfig(mode, globals_, MappingProxyType(aliases), (*base.files, where), lint)
 
 
 def header_mode(lex) -> str | None:

@@ -196,6 +196,23 @@ def test_inline_suppression(project):
     assert lint(project, "--# luaguard: allow(unknown_instance)\n" + src) == []
 
 
+@pytest.mark.parametrize("src", [
+    "local x = script.Parent.\nlocal y = 1\n",  # a name missing at the end of a line
+    "local x = game.ReplicatedStorage.Remotes.\nlocal y = 1\n",  # under a closed folder
+    "game.ReplicatedStorage.Shared.:Connect()\n",
+    "script.Parent.Parent.[\"x\"]\n",
+    "local p = Instance.new(\"Part\")\np:(1)\n",  # a missing method name
+])
+def test_a_syntax_errors_missing_name_is_never_judged_as_a_name(project, src):
+    # the parser stands a placeholder in for the missing identifier; only the syntax error
+    # may be reported, never "'%error-id%' is not a child of ..."
+    for mode in ("editor", "patch"):
+        found = lint(project, src, mode=mode)
+        assert any(f.rule == "syntax_error" for f in found)
+        assert all("error-id" not in f.message for f in found), [f.message for f in found]
+        assert {f.rule for f in found} <= {"syntax_error", "unbalanced_bracket", "unclosed_block"}
+
+
 def test_syntax_error_elsewhere_does_not_hide_path_findings(project):
     src = (
         "local function broken()\n  local x = (1 +\nend\n\nprint(game.ReplicatedStorage.Shared.Modulez)\n-- TODO later\n"

@@ -105,7 +105,7 @@ def spelt_name(e: A.Expr, depth: int = 0) -> str | None:
         e = e.expr
     t = type(e)
     if t is A.ExprIndexName:
-        return e.name if e.op == "." and e.name not in ("Parent", "Value") else None
+        return e.name if e.op == "." and e.name not in ("Parent", "Value", A.ERROR_NAME) else None
     if t is A.ExprIndexExpr:
         return e.index.value if type(e.index) is A.ExprString else None
     if t is A.ExprCall and e.is_method:

@@ -264,6 +264,32 @@ def test_nevermore_bootstrapped_from_a_script_without_a_package_json(tmp_path):
     assert shown(lint(engine, "src/modules/Server/Thing.luau", MODULE)) == []
 
 
+def test_nevermore_replicates_the_bootstrapped_root_into_a_closed_replicated_storage(tmp_path):
+    # bootstrapGame(root) on the server parents a Folder named after the root (the client
+    # replica, with its loader links) into ReplicatedStorage; the client bootstraps from it
+    client = ("local RS = game:GetService('ReplicatedStorage')\n"
+              "local loader = RS:WaitForChild('Arena'):WaitForChild('loader')\n"
+              "local require = require(loader).bootstrapGame(loader.Parent)\n")
+    write_files(tmp_path, {
+        "default.project.json": rojo_project({
+            "ReplicatedStorage": {"$path": "src/replicated"},  # closed: a $path folder
+            "ServerScriptService": {"Arena": {"$path": "src/modules"}, "Boot": {"$path": "src/server"}},
+            "StarterPlayer": {"StarterPlayerScripts": {"$path": "src/client"}}}),
+        "src/replicated/Assets/.gitkeep": "",
+        "src/server/Main.server.luau": (
+            "local SSS = game:GetService('ServerScriptService')\n"
+            "local loader = SSS:FindFirstChild('LoaderUtils', true).Parent\n"
+            "local require = require(loader).bootstrapGame(SSS.Arena)\n"),
+        "src/client/Main.client.luau": client,
+        "src/modules/Client/Thing.luau": MODULE,
+    })
+    engine = Engine(tmp_path)
+    assert shown(lint(engine, "src/client/Main.client.luau", client)) == []
+    # another name under the closed ReplicatedStorage is still certain
+    other = client.replace("'Arena'", "'Areena'")
+    assert shown(lint(engine, "src/client/Main.client.luau", other)) == [("unknown_instance", 2)]
+
+
 def test_a_child_found_into_a_local_and_tested_is_not_an_error(tmp_path):
     engine = game(tmp_path)
     text = ("local extra = script:FindFirstChild('Extra')\n"

@@ -88,10 +88,12 @@ class Frameworks:
     docstring), read once per snapshot.  ``project`` is the
     :class:`~luaguard.project.index.ProjectIndex`."""
 
-    def __init__(self, project, looked_up=None) -> None:
+    def __init__(self, project, looked_up=None, bootstrapped=None) -> None:
         self.project = project
         #: returns the names the project's scripts look up by name (``{name: files}``)
         self._looked_up = looked_up or (lambda: {})
+        #: returns the roots scripts pass to Nevermore's ``bootstrapGame`` (``{name: file}``)
+        self._bootstrapped = bootstrapped or (lambda: {})
         self._root = Path(project.root_dir) if project is not None and project.kind != "none" else None
         self._siblings: dict[int, tuple[Instance, frozenset[str]]] = {}
         self._tomls: dict[str, dict | None] = {}
@@ -221,6 +223,26 @@ class Frameworks:
         if not any(c.class_name == "ModuleScript" and c.name != NEVERMORE_LINK for c in node.all_children()):
             return False
         return self.nevermore() is not None
+
+    def nevermore_replica(self, node: Instance, name: str) -> str | None:
+        """Why ``name`` exists under ``node`` as Nevermore's client replica (``None``: it
+        does not): on the server ``bootstrapGame(root)`` parents a Folder named after the
+        root, a copy of its client and shared modules with their ``loader`` links, into
+        ReplicatedStorage (in Studio it moves the root itself there) - Quenty/NevermoreEngine
+        ``src/loader/src/init.lua``, ``Loader.bootstrapGame`` and ``_setupClientReplication``."""
+        if node.class_name != "ReplicatedStorage" or node.parent is not self.project.datamodel:
+            return None
+        where = self._bootstrapped().get(name)
+        if where is None or self.nevermore() is None:
+            return None
+        rel = where.relative_to(self._root).as_posix() if self._root is not None and where.is_relative_to(self._root) \
+            else where.name
+        return (f"Nevermore's bootstrapGame({name}) in {rel} parents the game's client replica {name!r} "
+                "into ReplicatedStorage at run time")
+
+    def nevermore_replicas(self, node: Instance) -> list[str]:
+        """The names :meth:`nevermore_replica` vouches for under ``node``."""
+        return [n for n in sorted(self._bootstrapped()) if self.nevermore_replica(node, n) is not None]
 
     # -- Luau string requires -------------------------------------------------------------------
     def luaurc_aliases(self, rel_dir: str) -> dict[str, tuple[str, str]]:

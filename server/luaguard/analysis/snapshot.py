@@ -96,7 +96,7 @@ class Snapshot:
         self._files = files or (lambda: ())
         self._read = read or (lambda _p: None)
         self.scans = ProjectScans(self._files, self._read, self._forget)
-        self.frameworks = Frameworks(project, self.scans.lookup_counts)
+        self.frameworks = Frameworks(project, self.scans.lookup_counts, self.scans.bootstrapped)
         self.world = RuntimeWorld(self)
         #: what other layers derive from this snapshot (dies with it): ``{key: value}``
         self.memo: dict = {}
@@ -167,6 +167,7 @@ class Snapshot:
             out.update(dict.fromkeys(sorted(packages[0])))
         if frameworks.nevermore_link(node):
             out[NEVERMORE_LINK] = None
+        out.update(dict.fromkeys(frameworks.nevermore_replicas(node)))
         if node.open_reason == CHARACTER_REASON:
             out.update(dict.fromkeys(sorted(CHARACTER_PARTS)))
         return list(out)
@@ -233,6 +234,9 @@ class Snapshot:
             return Verdict(FRAMEWORK, "Wally installs a package's dependencies beside it")
         if name == NEVERMORE_LINK and frameworks.nevermore_link(node):
             return Verdict(FRAMEWORK, f"{NEVERMORE_WHY}; {frameworks.nevermore()}")
+        replica = frameworks.nevermore_replica(node, name)
+        if replica is not None:
+            return Verdict(FRAMEWORK, replica)
         packages = frameworks.wally_packages(node)
         if packages is not None and name in packages[0]:
             return Verdict(FRAMEWORK, packages[1])

@@ -290,6 +290,19 @@ def test_nevermore_replicates_the_bootstrapped_root_into_a_closed_replicated_sto
     assert shown(lint(engine, "src/client/Main.client.luau", other)) == [("unknown_instance", 2)]
 
 
+def test_get_service_is_the_service_whatever_node_the_project_makes_of_it(tmp_path):
+    # a service whose $path folder holds init.client.luau: the project's node is a LocalScript,
+    # but GetService returns the service, whose class has the method
+    write_files(tmp_path, {
+        "default.project.json": rojo_project({"ReplicatedFirst": {"$path": "src/first"}}),
+        "src/first/init.client.luau": "print('boot')\n"})
+    engine = Engine(tmp_path)
+    text = "local RF = game:GetService('ReplicatedFirst')\nRF:RemoveDefaultLoadingScreen()\nRF:RemoveDefaultLoadingScrean()\n"
+    found = lint(engine, "src/first/init.client.luau", text)
+    assert [(f.rule, f.range.start.line + 1, f.severity.label) for f in found] == [("unknown_member", 3, "error")]
+    assert found[0].suggestions[0] == "RemoveDefaultLoadingScreen"
+
+
 def test_a_child_found_into_a_local_and_tested_is_not_an_error(tmp_path):
     engine = game(tmp_path)
     text = ("local extra = script:FindFirstChild('Extra')\n"

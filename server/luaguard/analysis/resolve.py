@@ -561,7 +561,9 @@ class Resolver:
                 self.misses.append(Miss("service", base.nodes, name, first.start, first.end, "call", lookup=method,
                                         impossible=True))
                 return UNKNOWN
-            return Value((service,), service.class_name)
+            # GetService's argument is the service's class: a project node that a `$path` to a
+            # folder with an init script made a script is still the service to scripts
+            return Value((service,), name)
         elif method == "FindFirstAncestor":
             got = self._ancestor(base, name, first.start, first.end)
         else:

@@ -291,6 +291,12 @@ class ProjectSet:
         self._count(merged, count)
         return merged
 
+    def unreadable(self, path: str | Path, why: str) -> list[Finding]:
+        """The one ``unreadable_file`` finding for ``path`` (if selected), as
+        :meth:`Engine.unreadable <luaguard.engine.Engine.unreadable>` says: a file that was
+        not read is judged by no project."""
+        return self.primary.unreadable(path, why)
+
     def lint_file(self, path: str | Path) -> list[Finding]:
         """Read and lint one file (an unreadable file is one finding, as an engine says)."""
         try:

@@ -303,10 +303,6 @@ class ServedProject:
                           "good one)", self.name, self.root)
             self._engine, self._error = engine, None
             self._signature = self._fingerprint()
-        if old is not None:
-            from ..guard.matcher import invalidate
-
-            invalidate(old.project)
         for hook in list(self.on_load.values()):
             try:
                 hook(self, engine)

@@ -422,3 +422,18 @@ def test_a_cloned_module_reading_a_child_of_its_host_named_like_a_member(tmp_pat
     })
     found = lint(engine, "src/shared/UI/Dialog.luau", "local close = script.Parent.Close\nreturn close\n")
     assert [f for f in found if f.rule == "unknown_member" or f.severity is Severity.ERROR] == []
+
+
+def test_a_safe_fix_needs_a_certain_finding(tmp_path):
+    # a receiver that may be no Instance (a test asserting that a wrong name answers false):
+    # the near miss of a class is a warning, and its fix is never applied unattended
+    engine = game(tmp_path, {"tests/isa.spec.luau": ""})
+    text = "local function check(thing)\n\tassert(thing:IsA('Paart') == false)\nend\nreturn check\n"
+    found = lint(engine, "tests/isa.spec.luau", text)
+    assert [(f.rule, f.severity.label, f.suggestions[0]) for f in found] == [("unknown_class", "warning", "Part")]
+    assert found[0].fix is not None and not found[0].fix.safe
+    assert fix_text(engine, text, engine.root / "tests/isa.spec.luau").text == text
+    # on a real Instance the same name is certain: an error with a safe fix
+    sure = "local p = Instance.new('Part')\nprint(p:IsA('Paart'))\n"
+    [f] = lint(engine, "src/server/Main.server.luau", sure)
+    assert (f.rule, f.severity.label, f.fix.safe) == ("unknown_class", "error", True)

@@ -74,7 +74,9 @@ class UnknownClassCheck:
             out.append(ctx.finding(
                 RULE, severity, arg.start, arg.end, msg, suggestions,
                 fix_text=f"{quote}{fix}{quote}" if fix else None, fix_title=f"Replace '{name}' with '{fix}'" if fix else "",
-                fix_safe=True,  # the one clearly best of Roblox's class names
+                # the one clearly best of Roblox's class names, applied unattended only where the
+                # finding is certain (an error); a table's own IsA may answer other names
+                fix_safe=severity is Severity.ERROR,
             ))
         return out
 

@@ -437,3 +437,16 @@ def test_a_safe_fix_needs_a_certain_finding(tmp_path):
     sure = "local p = Instance.new('Part')\nprint(p:IsA('Paart'))\n"
     [f] = lint(engine, "src/server/Main.server.luau", sure)
     assert (f.rule, f.severity.label, f.fix.safe) == ("unknown_class", "error", True)
+
+
+def test_a_child_tested_by_an_if_expression_is_not_an_error(tmp_path):
+    # an optional dependency: `if X:FindFirstChild("N") then X.N else nil` copes with N's absence
+    engine = game(tmp_path)
+    rel = "src/shared/Config/Values.luau"
+    text = ("local Shared = script.Parent.Parent\n"
+            "local Logger = if Shared:FindFirstChild('Logger') then require(Shared.Logger) else nil\n"
+            "return Logger\n")
+    assert shown(lint(engine, rel, text)) == []
+    # without the test the same read is certain (the folder is mapped from disk)
+    bare = "local Shared = script.Parent.Parent\nlocal Logger = require(Shared.Logger)\nreturn Logger\n"
+    assert shown(lint(engine, rel, bare)) == [("unknown_instance", 2)]

@@ -450,3 +450,11 @@ def test_a_child_tested_by_an_if_expression_is_not_an_error(tmp_path):
     # without the test the same read is certain (the folder is mapped from disk)
     bare = "local Shared = script.Parent.Parent\nlocal Logger = require(Shared.Logger)\nreturn Logger\n"
     assert shown(lint(engine, rel, bare)) == [("unknown_instance", 2)]
+
+
+def test_code_loaded_by_asset_id_does_not_reach_the_datamodels_own_children(tmp_path):
+    # a loader (require(<asset id>)) may create anything under the services, but the
+    # DataModel's children are services: game.GmaeId is still a member miss
+    engine = game(tmp_path, {"src/server/Loader.server.luau": "require(1234567)\n"})
+    found = lint(engine, "src/server/Main.server.luau", "print(game.GmaeId, game.PlaceId)\n")
+    assert [(f.rule, f.severity.label, f.suggestions[0]) for f in found] == [("unknown_member", "error", "GameId")]

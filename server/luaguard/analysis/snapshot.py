@@ -247,6 +247,11 @@ class Snapshot:
             found = self.world.verdict(node, name, own)
             if found is not None and found.status != CREATED and node.open_reason == _UNSERVED:
                 found = None  # (what may create any child does not reach a service the engine owns)
+            elif found is not None and found.status != CREATED and not found.handled and node is project.datamodel:
+                # (nor the DataModel's own children - services, beside what a script parents there
+                # or this code waits for: code loaded by asset id or names made at run time are no
+                # evidence there)
+                found = None
             if found is None and node.dir_path is not None:
                 ignored = frameworks.ignored_by_git(f"{node.dir_path}/{name}" if node.dir_path else name)
                 if ignored is not None:

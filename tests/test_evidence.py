@@ -458,3 +458,25 @@ def test_code_loaded_by_asset_id_does_not_reach_the_datamodels_own_children(tmp_
     engine = game(tmp_path, {"src/server/Loader.server.luau": "require(1234567)\n"})
     found = lint(engine, "src/server/Main.server.luau", "print(game.GmaeId, game.PlaceId)\n")
     assert [(f.rule, f.severity.label, f.suggestions[0]) for f in found] == [("unknown_member", "error", "GameId")]
+
+
+def test_a_git_submodule_not_checked_out_may_hold_any_name(tmp_path):
+    # Packages/json-luau is a submodule whose checkout is empty; once checked out its own
+    # project file may name it `json`: a name beside it is not certainly missing
+    files = {
+        "default.project.json": rojo_project({"ReplicatedStorage": {"$className": "ReplicatedStorage",
+                                                                     "Packages": {"$path": "Packages"}}}),
+        "Packages/Signal.luau": "return {}\n",
+        "Packages/json-luau/.keep": "",
+        "src/Net.luau": "",
+    }
+    text = "local Packages = game:GetService('ReplicatedStorage').Packages\nlocal json = require(Packages.json)\n"
+    write_files(tmp_path, files)
+    (tmp_path / "Packages/json-luau/.keep").unlink()
+    assert shown(lint(Engine(tmp_path), "src/Net.luau", text)) == [("unknown_instance", 2)]
+    (tmp_path / ".gitmodules").write_text('[submodule "Packages/json-luau"]\n\tpath = Packages/json-luau\n'
+                                          "\turl = https://example.invalid/json-luau.git\n")
+    assert shown(lint(Engine(tmp_path), "src/Net.luau", text)) == []
+    # checked out (not empty): its files say what it holds, and the miss is certain again
+    write_files(tmp_path, {"Packages/json-luau/init.luau": "return {}\n"})
+    assert shown(lint(Engine(tmp_path), "src/Net.luau", text)) == [("unknown_instance", 2)]

@@ -47,6 +47,8 @@ from ..project.tree import Instance
 #: Wally's package folders and the ``wally.toml`` section each is filled from
 WALLY_REALMS = {"Packages": "dependencies", "ServerPackages": "server-dependencies", "DevPackages": "dev-dependencies"}
 _WALLY_SECTIONS = tuple(WALLY_REALMS.values())
+#: a submodule's ``path = ...`` line in ``.gitmodules`` (git's config syntax)
+_SUBMODULE_PATH = re.compile(r"^\s*path\s*=\s*(.+?)\s*$", re.M)
 #: Nevermore's link module name (``LoaderLinkCreator`` names links after the loader instance)
 NEVERMORE_LINK = "loader"
 NEVERMORE_WHY = ("Nevermore's loader links a 'loader' module into every Folder of modules it bootstraps at run time "
@@ -101,6 +103,7 @@ class Frameworks:
         self._luaurc: dict[str, dict[str, str]] = {}
         self._mode: tuple[str, dict[str, str]] | None = None
         self._ignores: dict[str, list[str]] = {}
+        self._submodules: list[str] | None = None
 
     # -- reading files inside the root --------------------------------------------------------
     def _inside(self, rel: str) -> Path | None:
@@ -349,6 +352,27 @@ class Frameworks:
                         hit = wglob.globmatch(below[end - 1], pat, flags=wglob.DOTGLOB)
                     if hit:
                         return where
+        return None
+
+    def empty_submodule(self, rel_dir: str) -> str | None:
+        """A git submodule (``.gitmodules`` at the root) directly in the root-relative
+        directory ``rel_dir`` that is not checked out (its folder empty or missing), or
+        ``None``.  What Rojo makes of it is unknown until ``git submodule update``: a package
+        with its own project file is synced under that project's name (``msgpack-luau``
+        becomes ``msgpack``), so any name beside it may be what it holds."""
+        if self._submodules is None:
+            text = self._read(".gitmodules") or ""
+            self._submodules = [m.group(1).strip().strip("/") for m in _SUBMODULE_PATH.finditer(text)]
+        base = posixpath.normpath(rel_dir) if rel_dir else "."
+        for sub in self._submodules:
+            if posixpath.dirname(sub) != ("" if base == "." else base):
+                continue
+            path = self._inside(sub)
+            try:
+                if path is None or not path.is_dir() or not any(path.iterdir()):
+                    return sub
+            except (OSError, ValueError):
+                return sub
         return None
 
     def _gitignore(self, where: str) -> list[str]:

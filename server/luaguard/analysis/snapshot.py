@@ -257,6 +257,10 @@ class Snapshot:
                 if ignored is not None:
                     return Verdict(POSSIBLE, f"{ignored} ignores {node.dir_path}/{name}: a build or an install "
                                              "makes it")
+                submodule = frameworks.empty_submodule(node.dir_path)
+                if submodule is not None:
+                    return Verdict(POSSIBLE, f"{submodule} is a git submodule that is not checked out "
+                                             "(.gitmodules): what it holds, and the name Rojo gives it, are unknown")
             if found is None:
                 if packages is not None:
                     why = packages[1]

@@ -480,3 +480,17 @@ def test_a_git_submodule_not_checked_out_may_hold_any_name(tmp_path):
     # checked out (not empty): its files say what it holds, and the miss is certain again
     write_files(tmp_path, {"Packages/json-luau/init.luau": "return {}\n"})
     assert shown(lint(Engine(tmp_path), "src/Net.luau", text)) == [("unknown_instance", 2)]
+
+
+def test_a_global_the_code_tests_for_is_a_warning_unless_it_is_a_typo(tmp_path):
+    engine = game(tmp_path)
+    rel = "src/server/Main.server.luau"
+    text = ("if __HARNESS__ then print('under the harness') end\n"
+            "local fallback = __CONFIG__ or {}\n"
+            "print(__COUNTER__)\n")
+    found = lint(engine, rel, text)
+    assert [(f.range.start.line + 1, f.severity.label) for f in found] == [(1, "warning"), (2, "warning"), (3, "error")]
+    # a near miss of a local is a typo even in a condition
+    typo = "local player = nil\nif plaer then print(player) end\n"
+    [f] = lint(engine, rel, typo)
+    assert (f.rule, f.severity.label, f.suggestions[0]) == ("undefined_variable", "error", "player")

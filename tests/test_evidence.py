@@ -288,6 +288,9 @@ def test_nevermore_replicates_the_bootstrapped_root_into_a_closed_replicated_sto
     # another name under the closed ReplicatedStorage is still certain
     other = client.replace("'Arena'", "'Areena'")
     assert shown(lint(engine, "src/client/Main.client.luau", other)) == [("unknown_instance", 2)]
+    # the legacy loader (LoaderUtils.toWallyFormat) parents a Folder named Packages there instead
+    legacy = "local packages = game:GetService('ReplicatedStorage'):WaitForChild('Packages')\n"
+    assert shown(lint(engine, "src/client/Main.client.luau", legacy)) == []
 
 
 def test_get_service_is_the_service_whatever_node_the_project_makes_of_it(tmp_path):

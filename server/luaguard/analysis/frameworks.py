@@ -47,6 +47,8 @@ from ..project.tree import Instance
 #: Wally's package folders and the ``wally.toml`` section each is filled from
 WALLY_REALMS = {"Packages": "dependencies", "ServerPackages": "server-dependencies", "DevPackages": "dev-dependencies"}
 _WALLY_SECTIONS = tuple(WALLY_REALMS.values())
+#: what Nevermore's legacy loader (``LoaderUtils.toWallyFormat``) parents into each service
+_NEVERMORE_LEGACY = {"ReplicatedStorage": ("Packages", "SharedPackages"), "ServerScriptService": ("Packages",)}
 #: a submodule's ``path = ...`` line in ``.gitmodules`` (git's config syntax)
 _SUBMODULE_PATH = re.compile(r"^\s*path\s*=\s*(.+?)\s*$", re.M)
 #: Nevermore's link module name (``LoaderLinkCreator`` names links after the loader instance)
@@ -228,24 +230,36 @@ class Frameworks:
         return self.nevermore() is not None
 
     def nevermore_replica(self, node: Instance, name: str) -> str | None:
-        """Why ``name`` exists under ``node`` as Nevermore's client replica (``None``: it
-        does not): on the server ``bootstrapGame(root)`` parents a Folder named after the
-        root, a copy of its client and shared modules with their ``loader`` links, into
-        ReplicatedStorage (in Studio it moves the root itself there) - Quenty/NevermoreEngine
-        ``src/loader/src/init.lua``, ``Loader.bootstrapGame`` and ``_setupClientReplication``."""
-        if node.class_name != "ReplicatedStorage" or node.parent is not self.project.datamodel:
+        """Why ``name`` exists under ``node`` as what Nevermore's ``bootstrapGame(root)``
+        parents there on the server (``None``: it does not).  The loader of today parents a
+        Folder named after the root (a copy of its client and shared modules with their
+        ``loader`` links) into ReplicatedStorage - in Studio it moves the root itself there
+        (Quenty/NevermoreEngine ``src/loader/src/init.lua``: ``Loader.bootstrapGame``,
+        ``_setupClientReplication``); the legacy loader (``LoaderUtils.toWallyFormat``)
+        parents Folders named ``Packages`` and ``SharedPackages`` into ReplicatedStorage and
+        ``Packages`` into ServerScriptService.  Which loader a game has is not known from
+        its files (the loader is installed by npm), so each is possible."""
+        if node.parent is not self.project.datamodel or node.class_name not in _NEVERMORE_LEGACY:
             return None
-        where = self._bootstrapped().get(name)
-        if where is None or self.nevermore() is None:
+        bootstrapped = self._bootstrapped()
+        if not bootstrapped or self.nevermore() is None:
+            return None
+        if name in _NEVERMORE_LEGACY[node.class_name]:
+            where = next(iter(bootstrapped.values()))
+            made = f"the legacy loader's {name!r} Folder"
+        elif node.class_name == "ReplicatedStorage" and name in bootstrapped:
+            where = bootstrapped[name]
+            made = f"the game's client replica {name!r}"
+        else:
             return None
         rel = where.relative_to(self._root).as_posix() if self._root is not None and where.is_relative_to(self._root) \
             else where.name
-        return (f"Nevermore's bootstrapGame({name}) in {rel} parents the game's client replica {name!r} "
-                "into ReplicatedStorage at run time")
+        return f"Nevermore's bootstrapGame in {rel} parents {made} into {node.class_name} at run time"
 
     def nevermore_replicas(self, node: Instance) -> list[str]:
         """The names :meth:`nevermore_replica` vouches for under ``node``."""
-        return [n for n in sorted(self._bootstrapped()) if self.nevermore_replica(node, n) is not None]
+        names = sorted(set(self._bootstrapped()) | set(_NEVERMORE_LEGACY.get(node.class_name, ())))
+        return [n for n in names if self.nevermore_replica(node, n) is not None]
 
     # -- Luau string requires -------------------------------------------------------------------
     def luaurc_aliases(self, rel_dir: str) -> dict[str, tuple[str, str]]:

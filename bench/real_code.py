@@ -47,7 +47,7 @@ Printed, for the valid files:
   child of a project node after ``script``/``game`` chains (``script.Parent.Config``,
   ``:WaitForChild("Remotes")``).  A mutant is *flagged* when the mutated file has a new
   ``unknown_member`` / ``unknown_service`` / ``unknown_instance`` /
-  ``likely_unknown_instance`` finding on the misspelt name (``--typo-any-rule``: a new finding
+  ``likely_unknown_instance`` / ``unverified_instance`` finding on the misspelt name (``--typo-any-rule``: a new finding
   of any rule covering it); printed per site kind and per corpus kind, four figures:
   *flagged*; *at error*; *at error in the DataModel* - among the mutants in files a Rojo
   project file of their repository maps into a DataModel (read by the benches' own labeller,
@@ -335,7 +335,7 @@ def mutants(valid: list[Path], compiler: str, n: int, seed: int) -> dict:
 
 
 # -- typo mutants ---------------------------------------------------------------------------------
-TYPO_RULES = {"unknown_member", "unknown_service", "unknown_instance", "likely_unknown_instance"}
+TYPO_RULES = {"unknown_member", "unknown_service", "unknown_instance", "likely_unknown_instance", "unverified_instance"}
 _CHILD_CALLS = ("WaitForChild", "FindFirstChild")
 
 

@@ -264,6 +264,48 @@ def test_nevermore_bootstrapped_from_a_script_without_a_package_json(tmp_path):
     assert shown(lint(engine, "src/modules/Server/Thing.luau", MODULE)) == []
 
 
+def test_nevermore_replicates_the_bootstrapped_root_into_a_closed_replicated_storage(tmp_path):
+    # bootstrapGame(root) on the server parents a Folder named after the root (the client
+    # replica, with its loader links) into ReplicatedStorage; the client bootstraps from it
+    client = ("local RS = game:GetService('ReplicatedStorage')\n"
+              "local loader = RS:WaitForChild('Arena'):WaitForChild('loader')\n"
+              "local require = require(loader).bootstrapGame(loader.Parent)\n")
+    write_files(tmp_path, {
+        "default.project.json": rojo_project({
+            "ReplicatedStorage": {"$path": "src/replicated"},  # closed: a $path folder
+            "ServerScriptService": {"Arena": {"$path": "src/modules"}, "Boot": {"$path": "src/server"}},
+            "StarterPlayer": {"StarterPlayerScripts": {"$path": "src/client"}}}),
+        "src/replicated/Assets/.gitkeep": "",
+        "src/server/Main.server.luau": (
+            "local SSS = game:GetService('ServerScriptService')\n"
+            "local loader = SSS:FindFirstChild('LoaderUtils', true).Parent\n"
+            "local require = require(loader).bootstrapGame(SSS.Arena)\n"),
+        "src/client/Main.client.luau": client,
+        "src/modules/Client/Thing.luau": MODULE,
+    })
+    engine = Engine(tmp_path)
+    assert shown(lint(engine, "src/client/Main.client.luau", client)) == []
+    # another name under the closed ReplicatedStorage is still certain
+    other = client.replace("'Arena'", "'Areena'")
+    assert shown(lint(engine, "src/client/Main.client.luau", other)) == [("unknown_instance", 2)]
+    # the legacy loader (LoaderUtils.toWallyFormat) parents a Folder named Packages there instead
+    legacy = "local packages = game:GetService('ReplicatedStorage'):WaitForChild('Packages')\n"
+    assert shown(lint(engine, "src/client/Main.client.luau", legacy)) == []
+
+
+def test_get_service_is_the_service_whatever_node_the_project_makes_of_it(tmp_path):
+    # a service whose $path folder holds init.client.luau: the project's node is a LocalScript,
+    # but GetService returns the service, whose class has the method
+    write_files(tmp_path, {
+        "default.project.json": rojo_project({"ReplicatedFirst": {"$path": "src/first"}}),
+        "src/first/init.client.luau": "print('boot')\n"})
+    engine = Engine(tmp_path)
+    text = "local RF = game:GetService('ReplicatedFirst')\nRF:RemoveDefaultLoadingScreen()\nRF:RemoveDefaultLoadingScrean()\n"
+    found = lint(engine, "src/first/init.client.luau", text)
+    assert [(f.rule, f.range.start.line + 1, f.severity.label) for f in found] == [("unknown_member", 3, "error")]
+    assert found[0].suggestions[0] == "RemoveDefaultLoadingScreen"
+
+
 def test_a_child_found_into_a_local_and_tested_is_not_an_error(tmp_path):
     engine = game(tmp_path)
     text = ("local extra = script:FindFirstChild('Extra')\n"
@@ -383,3 +425,75 @@ def test_a_cloned_module_reading_a_child_of_its_host_named_like_a_member(tmp_pat
     })
     found = lint(engine, "src/shared/UI/Dialog.luau", "local close = script.Parent.Close\nreturn close\n")
     assert [f for f in found if f.rule == "unknown_member" or f.severity is Severity.ERROR] == []
+
+
+def test_a_safe_fix_needs_a_certain_finding(tmp_path):
+    # a receiver that may be no Instance (a test asserting that a wrong name answers false):
+    # the near miss of a class is a warning, and its fix is never applied unattended
+    engine = game(tmp_path, {"tests/isa.spec.luau": ""})
+    text = "local function check(thing)\n\tassert(thing:IsA('Paart') == false)\nend\nreturn check\n"
+    found = lint(engine, "tests/isa.spec.luau", text)
+    assert [(f.rule, f.severity.label, f.suggestions[0]) for f in found] == [("unknown_class", "warning", "Part")]
+    assert found[0].fix is not None and not found[0].fix.safe
+    assert fix_text(engine, text, engine.root / "tests/isa.spec.luau").text == text
+    # on a real Instance the same name is certain: an error with a safe fix
+    sure = "local p = Instance.new('Part')\nprint(p:IsA('Paart'))\n"
+    [f] = lint(engine, "src/server/Main.server.luau", sure)
+    assert (f.rule, f.severity.label, f.fix.safe) == ("unknown_class", "error", True)
+
+
+def test_a_child_tested_by_an_if_expression_is_not_an_error(tmp_path):
+    # an optional dependency: `if X:FindFirstChild("N") then X.N else nil` copes with N's absence
+    engine = game(tmp_path)
+    rel = "src/shared/Config/Values.luau"
+    text = ("local Shared = script.Parent.Parent\n"
+            "local Logger = if Shared:FindFirstChild('Logger') then require(Shared.Logger) else nil\n"
+            "return Logger\n")
+    assert shown(lint(engine, rel, text)) == []
+    # without the test the same read is certain (the folder is mapped from disk)
+    bare = "local Shared = script.Parent.Parent\nlocal Logger = require(Shared.Logger)\nreturn Logger\n"
+    assert shown(lint(engine, rel, bare)) == [("unknown_instance", 2)]
+
+
+def test_code_loaded_by_asset_id_does_not_reach_the_datamodels_own_children(tmp_path):
+    # a loader (require(<asset id>)) may create anything under the services, but the
+    # DataModel's children are services: game.GmaeId is still a member miss
+    engine = game(tmp_path, {"src/server/Loader.server.luau": "require(1234567)\n"})
+    found = lint(engine, "src/server/Main.server.luau", "print(game.GmaeId, game.PlaceId)\n")
+    assert [(f.rule, f.severity.label, f.suggestions[0]) for f in found] == [("unknown_member", "error", "GameId")]
+
+
+def test_a_git_submodule_not_checked_out_may_hold_any_name(tmp_path):
+    # Packages/json-luau is a submodule whose checkout is empty; once checked out its own
+    # project file may name it `json`: a name beside it is not certainly missing
+    files = {
+        "default.project.json": rojo_project({"ReplicatedStorage": {"$className": "ReplicatedStorage",
+                                                                     "Packages": {"$path": "Packages"}}}),
+        "Packages/Signal.luau": "return {}\n",
+        "Packages/json-luau/.keep": "",
+        "src/Net.luau": "",
+    }
+    text = "local Packages = game:GetService('ReplicatedStorage').Packages\nlocal json = require(Packages.json)\n"
+    write_files(tmp_path, files)
+    (tmp_path / "Packages/json-luau/.keep").unlink()
+    assert shown(lint(Engine(tmp_path), "src/Net.luau", text)) == [("unknown_instance", 2)]
+    (tmp_path / ".gitmodules").write_text('[submodule "Packages/json-luau"]\n\tpath = Packages/json-luau\n'
+                                          "\turl = https://example.invalid/json-luau.git\n")
+    assert shown(lint(Engine(tmp_path), "src/Net.luau", text)) == []
+    # checked out (not empty): its files say what it holds, and the miss is certain again
+    write_files(tmp_path, {"Packages/json-luau/init.luau": "return {}\n"})
+    assert shown(lint(Engine(tmp_path), "src/Net.luau", text)) == [("unknown_instance", 2)]
+
+
+def test_a_global_the_code_tests_for_is_a_warning_unless_it_is_a_typo(tmp_path):
+    engine = game(tmp_path)
+    rel = "src/server/Main.server.luau"
+    text = ("if __HARNESS__ then print('under the harness') end\n"
+            "local fallback = __CONFIG__ or {}\n"
+            "print(__COUNTER__)\n")
+    found = lint(engine, rel, text)
+    assert [(f.range.start.line + 1, f.severity.label) for f in found] == [(1, "warning"), (2, "warning"), (3, "error")]
+    # a near miss of a local is a typo even in a condition
+    typo = "local player = nil\nif plaer then print(player) end\n"
+    [f] = lint(engine, rel, typo)
+    assert (f.rule, f.severity.label, f.suggestions[0]) == ("undefined_variable", "error", "player")

@@ -65,3 +65,20 @@ def test_names_other_scripts_read_or_create_back_a_name_under_an_open_node(proje
     found = lint(project, src, mode="patch")
     assert rules(found) == [("unverified_instance", 2)]
     assert "'Sell' is not in the project under game.ReplicatedStorage.Events" in found[0].message
+
+
+@pytest.mark.parametrize("src", [
+    "local x = script.Parent.\nlocal y = 1\n",  # a name missing at the end of a line
+    "local x = game.ReplicatedStorage.Remotes.\nlocal y = 1\n",  # under a closed folder
+    "game.ReplicatedStorage.Shared.:Connect()\n",
+    "script.Parent.Parent.[\"x\"]\n",
+    "local p = Instance.new(\"Part\")\np:(1)\n",  # a missing method name
+])
+def test_a_syntax_errors_missing_name_is_never_judged_as_a_name(project, src):
+    # the parser stands a placeholder in for the missing identifier; only the syntax error
+    # may be reported, never "'%error-id%' is not a child of ..."
+    for mode in ("editor", "patch"):
+        found = lint(project, src, mode=mode)
+        assert any(f.rule == "syntax_error" for f in found)
+        assert all("error-id" not in f.message for f in found), [f.message for f in found]
+        assert {f.rule for f in found} <= {"syntax_error", "unbalanced_bracket", "unclosed_block"}

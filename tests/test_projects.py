@@ -84,7 +84,7 @@ def test_an_open_buffer_reaches_the_run_time_names_of_the_projects_that_run_it(r
     seen = []
     for e in projects.engines:
         name = e.project.project_file.relative_to(repo).as_posix()
-        monkeypatch.setattr(e.snapshot, "set_text", lambda path, text, name=name: seen.append(name))
+        monkeypatch.setattr(e, "set_text", lambda path, text, name=name: seen.append(name))
     projects.set_text(repo / "plugin/src/init.server.luau", "return 1\n")
     # the root's project reads every file under the root, as before; the test place does not run the plugin
     assert seen == ["default.project.json", "plugin/default.project.json"]

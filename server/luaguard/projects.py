@@ -291,6 +291,12 @@ class ProjectSet:
         self._count(merged, count)
         return merged
 
+    def unreadable(self, path: str | Path, why: str) -> list[Finding]:
+        """The one ``unreadable_file`` finding for ``path`` (if selected), as
+        :meth:`Engine.unreadable <luaguard.engine.Engine.unreadable>` says: a file that was
+        not read is judged by no project."""
+        return self.primary.unreadable(path, why)
+
     def lint_file(self, path: str | Path) -> list[Finding]:
         """Read and lint one file (an unreadable file is one finding, as an engine says).
         Read as :meth:`Engine.lint_file <luaguard.engine.Engine.lint_file>` reads: inside
@@ -306,10 +312,6 @@ class ProjectSet:
         except (OSError, ValueError) as exc:
             return self.unreadable(path, f"cannot read file: {getattr(exc, 'strerror', None) or exc}")
         return self.lint_bytes(data, path)
-
-    def unreadable(self, path: str | Path, why: str) -> list[Finding]:
-        """The one ``unreadable_file`` finding for ``path`` (the primary's settings select it)."""
-        return self.primary.unreadable(path, why)
 
     def guard_contract(self, path: str | Path | None = None, text: str | None = None):
         """The guard's contract for ``path`` from the first project that judges it

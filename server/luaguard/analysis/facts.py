@@ -105,7 +105,7 @@ def spelt_name(e: A.Expr, depth: int = 0) -> str | None:
         e = e.expr
     t = type(e)
     if t is A.ExprIndexName:
-        return e.name if e.op == "." and e.name not in ("Parent", "Value") else None
+        return e.name if e.op == "." and e.name not in ("Parent", "Value", A.ERROR_NAME) else None
     if t is A.ExprIndexExpr:
         return e.index.value if type(e.index) is A.ExprString else None
     if t is A.ExprCall and e.is_method:
@@ -283,8 +283,10 @@ def extract_facts(chunk, text: str, resolver, rel: str) -> FileFacts:
                 src = children_sources(node.values[0])
                 if src is not None:
                     by_local[id(node.vars[1])] = _Handle("children", line_of(node.start), src)
-        elif t is A.StatIf or t is A.StatWhile or t is A.StatRepeat:
-            presence_checks(node.condition)  # (a loop that waits until the child is there too)
+        elif t is A.StatIf or t is A.StatWhile or t is A.StatRepeat or t is A.ExprIfElse:
+            # (a loop that waits until the child is there too; `if x:FindFirstChild("N") then
+            # x.N else nil`, an if-expression)
+            presence_checks(node.condition)
         elif t is A.ExprBinary:
             if node.op == "and":
                 presence_checks(node.left)

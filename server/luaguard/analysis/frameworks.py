@@ -47,6 +47,10 @@ from ..project.tree import Instance
 #: Wally's package folders and the ``wally.toml`` section each is filled from
 WALLY_REALMS = {"Packages": "dependencies", "ServerPackages": "server-dependencies", "DevPackages": "dev-dependencies"}
 _WALLY_SECTIONS = tuple(WALLY_REALMS.values())
+#: what Nevermore's legacy loader (``LoaderUtils.toWallyFormat``) parents into each service
+_NEVERMORE_LEGACY = {"ReplicatedStorage": ("Packages", "SharedPackages"), "ServerScriptService": ("Packages",)}
+#: a submodule's ``path = ...`` line in ``.gitmodules`` (git's config syntax)
+_SUBMODULE_PATH = re.compile(r"^\s*path\s*=\s*(.+?)\s*$", re.M)
 #: Nevermore's link module name (``LoaderLinkCreator`` names links after the loader instance)
 NEVERMORE_LINK = "loader"
 NEVERMORE_WHY = ("Nevermore's loader links a 'loader' module into every Folder of modules it bootstraps at run time "
@@ -88,10 +92,12 @@ class Frameworks:
     docstring), read once per snapshot.  ``project`` is the
     :class:`~luaguard.project.index.ProjectIndex`."""
 
-    def __init__(self, project, looked_up=None) -> None:
+    def __init__(self, project, looked_up=None, bootstrapped=None) -> None:
         self.project = project
         #: returns the names the project's scripts look up by name (``{name: files}``)
         self._looked_up = looked_up or (lambda: {})
+        #: returns the roots scripts pass to Nevermore's ``bootstrapGame`` (``{name: file}``)
+        self._bootstrapped = bootstrapped or (lambda: {})
         self._root = Path(project.root_dir) if project is not None and project.kind != "none" else None
         self._siblings: dict[int, tuple[Instance, frozenset[str]]] = {}
         self._tomls: dict[str, dict | None] = {}
@@ -99,6 +105,7 @@ class Frameworks:
         self._luaurc = None  # a luaguard.project.luaurc.LuaurcReader, made on first use
         self._mode: tuple[str, dict[str, str]] | None = None
         self._ignores: dict[str, list[str]] = {}
+        self._submodules: list[str] | None = None
 
     # -- reading files inside the root --------------------------------------------------------
     def _inside(self, rel: str) -> Path | None:
@@ -222,6 +229,38 @@ class Frameworks:
             return False
         return self.nevermore() is not None
 
+    def nevermore_replica(self, node: Instance, name: str) -> str | None:
+        """Why ``name`` exists under ``node`` as what Nevermore's ``bootstrapGame(root)``
+        parents there on the server (``None``: it does not).  The loader of today parents a
+        Folder named after the root (a copy of its client and shared modules with their
+        ``loader`` links) into ReplicatedStorage - in Studio it moves the root itself there
+        (Quenty/NevermoreEngine ``src/loader/src/init.lua``: ``Loader.bootstrapGame``,
+        ``_setupClientReplication``); the legacy loader (``LoaderUtils.toWallyFormat``)
+        parents Folders named ``Packages`` and ``SharedPackages`` into ReplicatedStorage and
+        ``Packages`` into ServerScriptService.  Which loader a game has is not known from
+        its files (the loader is installed by npm), so each is possible."""
+        if node.parent is not self.project.datamodel or node.class_name not in _NEVERMORE_LEGACY:
+            return None
+        bootstrapped = self._bootstrapped()
+        if not bootstrapped or self.nevermore() is None:
+            return None
+        if name in _NEVERMORE_LEGACY[node.class_name]:
+            where = next(iter(bootstrapped.values()))
+            made = f"the legacy loader's {name!r} Folder"
+        elif node.class_name == "ReplicatedStorage" and name in bootstrapped:
+            where = bootstrapped[name]
+            made = f"the game's client replica {name!r}"
+        else:
+            return None
+        rel = where.relative_to(self._root).as_posix() if self._root is not None and where.is_relative_to(self._root) \
+            else where.name
+        return f"Nevermore's bootstrapGame in {rel} parents {made} into {node.class_name} at run time"
+
+    def nevermore_replicas(self, node: Instance) -> list[str]:
+        """The names :meth:`nevermore_replica` vouches for under ``node``."""
+        names = sorted(set(self._bootstrapped()) | set(_NEVERMORE_LEGACY.get(node.class_name, ())))
+        return [n for n in names if self.nevermore_replica(node, n) is not None]
+
     # -- Luau string requires -------------------------------------------------------------------
     def luaurc_aliases(self, rel_dir: str) -> dict[str, tuple[str, str]]:
         """Aliases seen from the root-relative directory ``rel_dir``: ``{alias (lower-case):
@@ -309,6 +348,27 @@ class Frameworks:
                         hit = wglob.globmatch(below[end - 1], pat, flags=wglob.DOTGLOB)
                     if hit:
                         return where
+        return None
+
+    def empty_submodule(self, rel_dir: str) -> str | None:
+        """A git submodule (``.gitmodules`` at the root) directly in the root-relative
+        directory ``rel_dir`` that is not checked out (its folder empty or missing), or
+        ``None``.  What Rojo makes of it is unknown until ``git submodule update``: a package
+        with its own project file is synced under that project's name (``msgpack-luau``
+        becomes ``msgpack``), so any name beside it may be what it holds."""
+        if self._submodules is None:
+            text = self._read(".gitmodules") or ""
+            self._submodules = [m.group(1).strip().strip("/") for m in _SUBMODULE_PATH.finditer(text)]
+        base = posixpath.normpath(rel_dir) if rel_dir else "."
+        for sub in self._submodules:
+            if posixpath.dirname(sub) != ("" if base == "." else base):
+                continue
+            path = self._inside(sub)
+            try:
+                if path is None or not path.is_dir() or not any(path.iterdir()):
+                    return sub
+            except (OSError, ValueError):
+                return sub
         return None
 
     def _gitignore(self, where: str) -> list[str]:

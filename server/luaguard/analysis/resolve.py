@@ -339,8 +339,8 @@ class Resolver:
     def _eval(self, expr: A.Expr) -> Value:
         t = type(expr)
         if t is A.ExprIndexName:
-            if expr.op != ".":
-                return UNKNOWN  # a method reference without a call
+            if expr.op != "." or expr.name == A.ERROR_NAME:
+                return UNKNOWN  # a method reference without a call; a syntax error's missing name
             base = self.value(expr.obj)
             if not base.known:
                 return UNKNOWN
@@ -511,6 +511,8 @@ class Resolver:
         literal = first.value if type(first) is A.ExprString else None
         if method is None:
             return self._function_call(call, literal)
+        if method == A.ERROR_NAME:
+            return UNKNOWN  # `obj:(`: the parser's stand-in for a missing name
         base = self.value(call.func.obj)
         if not base.known:
             return UNKNOWN
@@ -559,7 +561,9 @@ class Resolver:
                 self.misses.append(Miss("service", base.nodes, name, first.start, first.end, "call", lookup=method,
                                         impossible=True))
                 return UNKNOWN
-            return Value((service,), service.class_name)
+            # GetService's argument is the service's class: a project node that a `$path` to a
+            # folder with an init script made a script is still the service to scripts
+            return Value((service,), name)
         elif method == "FindFirstAncestor":
             got = self._ancestor(base, name, first.start, first.end)
         else:

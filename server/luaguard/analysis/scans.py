@@ -62,6 +62,10 @@ _ALIAS = re.compile(r"^[ \t]*local\s+([A-Za-z_]\w*)\s*(?::[^=\n]{0,60})?=[^\n;]*
                     + _STR + r"[^()\n]{0,40}\))[ \t]*(?:::[^\n]*)?$", re.M)
 #: what stands before a step: an identifier, or a look-up's string and its closing parenthesis
 _BEFORE_IDENT = re.compile(r"([A-Za-z_]\w*)\s*$")
+#: Nevermore's ``bootstrapGame(<root>)`` and the name its argument ends in (``ServerScriptService.Game``,
+#: ``SSS:WaitForChild("Game")``, or a local named in the same file)
+_BOOTSTRAP = re.compile(r"""bootstrapGame\s*\(\s*([A-Za-z_][\w.]*(?:\s*:\s*(?:WaitForChild|FindFirstChild)\s*\(\s*["'][^"'\\\r\n]{1,100}["']\s*\))?)\s*\)""")
+_BOOTSTRAP_LOOKUP = re.compile(r"""["']([^"'\\\r\n]{1,100})["']\s*\)$""")
 _BEFORE_CALL = re.compile(r"""(?:WaitForChild|FindFirstChild|GetService|FindService)\s*\(\s*["']([^"'\\\r\n]{1,100})["'][^()\n]{0,40}\)\s*$""")
 
 
@@ -169,6 +173,7 @@ class ProjectScans:
         #: bumped whenever what any file says changes (caches keyed on it)
         self.version = 0
         self.reads = Reads(self)
+        self._bootstrapped: tuple[int, dict[str, Path]] | None = None
 
     # -- scanning ----------------------------------------------------------------------
     def _ensure(self) -> dict[Path, FileScan]:
@@ -255,6 +260,41 @@ class ProjectScans:
     def lookup_counts(self) -> Counter[str]:
         """Name -> number of files looking it up with ``WaitForChild``/``FindFirstChild``."""
         return self._counters()[1]
+
+    def bootstrapped(self) -> dict[str, Path]:
+        """Names of the roots the project's scripts pass to Nevermore's ``bootstrapGame``
+        (``bootstrapGame(ServerScriptService.Game)`` -> ``Game``; a local bound in the same
+        file to such a chain is followed) -> the first file that does; remembered until a
+        file changes.  ``script``/``Parent`` (a client bootstrapping its replica) name no root."""
+        memo = self._bootstrapped
+        if memo is not None and memo[0] == self.version:
+            return memo[1]
+        out: dict[str, Path] = {}
+        for path in sorted(self.scans()):
+            text = self.text(path)
+            if not text or "bootstrapGame" not in text:
+                continue
+            for m in _BOOTSTRAP.finditer(text):
+                arg = m.group(1)
+                looked = _BOOTSTRAP_LOOKUP.search(arg)
+                if looked is not None:
+                    name = looked.group(1)
+                else:
+                    parts = arg.split(".")
+                    name = parts[-1]
+                    if len(parts) == 1:  # a local: the chain it is bound to
+                        name = self._alias_name(text, name) or ""
+                if name and name not in ("script", "Parent", "game"):
+                    out.setdefault(name, path)
+        self._bootstrapped = (self.version, out)
+        return out
+
+    @staticmethod
+    def _alias_name(text: str, local: str) -> str | None:
+        for m in _ALIAS.finditer(text):
+            if m.group(1) == local:
+                return m.group(2) or m.group(3)
+        return None
 
     # -- updates -------------------------------------------------------------------------
     def set_text(self, path: Path, text: str | None) -> None:

@@ -96,7 +96,7 @@ class Snapshot:
         self._files = files or (lambda: ())
         self._read = read or (lambda _p: None)
         self.scans = ProjectScans(self._files, self._read, self._forget)
-        self.frameworks = Frameworks(project, self.scans.lookup_counts)
+        self.frameworks = Frameworks(project, self.scans.lookup_counts, self.scans.bootstrapped)
         self.world = RuntimeWorld(self)
         #: what other layers derive from this snapshot (dies with it): ``{key: value}``
         self.memo: dict = {}
@@ -167,6 +167,7 @@ class Snapshot:
             out.update(dict.fromkeys(sorted(packages[0])))
         if frameworks.nevermore_link(node):
             out[NEVERMORE_LINK] = None
+        out.update(dict.fromkeys(frameworks.nevermore_replicas(node)))
         if node.open_reason == CHARACTER_REASON:
             out.update(dict.fromkeys(sorted(CHARACTER_PARTS)))
         return list(out)
@@ -233,6 +234,9 @@ class Snapshot:
             return Verdict(FRAMEWORK, "Wally installs a package's dependencies beside it")
         if name == NEVERMORE_LINK and frameworks.nevermore_link(node):
             return Verdict(FRAMEWORK, f"{NEVERMORE_WHY}; {frameworks.nevermore()}")
+        replica = frameworks.nevermore_replica(node, name)
+        if replica is not None:
+            return Verdict(FRAMEWORK, replica)
         packages = frameworks.wally_packages(node)
         if packages is not None and name in packages[0]:
             return Verdict(FRAMEWORK, packages[1])
@@ -243,11 +247,20 @@ class Snapshot:
             found = self.world.verdict(node, name, own)
             if found is not None and found.status != CREATED and node.open_reason == _UNSERVED:
                 found = None  # (what may create any child does not reach a service the engine owns)
+            elif found is not None and found.status != CREATED and not found.handled and node is project.datamodel:
+                # (nor the DataModel's own children - services, beside what a script parents there
+                # or this code waits for: code loaded by asset id or names made at run time are no
+                # evidence there)
+                found = None
             if found is None and node.dir_path is not None:
                 ignored = frameworks.ignored_by_git(f"{node.dir_path}/{name}" if node.dir_path else name)
                 if ignored is not None:
                     return Verdict(POSSIBLE, f"{ignored} ignores {node.dir_path}/{name}: a build or an install "
                                              "makes it")
+                submodule = frameworks.empty_submodule(node.dir_path)
+                if submodule is not None:
+                    return Verdict(POSSIBLE, f"{submodule} is a git submodule that is not checked out "
+                                             "(.gitmodules): what it holds, and the name Rojo gives it, are unknown")
             if found is None:
                 if packages is not None:
                     why = packages[1]

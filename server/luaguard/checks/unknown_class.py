@@ -83,7 +83,9 @@ class UnknownClassCheck:
             out.append(ctx.finding(
                 RULE, severity, arg.start, arg.end, msg, suggestions,
                 fix_text=string_literal(ctx.text, arg.start, fix) if fix else None, fix_title=replace_title(name, fix),
-                fix_safe=UNKNOWN_CLASS.fix is FixSafety.SAFE,  # the one clearly best of Roblox's class names
+                # the one clearly best of Roblox's class names, applied unattended only where the
+                # finding is certain (an error); a table's own IsA may answer other names
+                fix_safe=severity is Severity.ERROR,
             ))
         return out
 

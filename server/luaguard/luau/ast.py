@@ -19,6 +19,11 @@ from __future__ import annotations
 
 from typing import Iterator
 
+#: The name the parser gives an identifier that is missing (``x.`` at the end of a line,
+#: ``obj:(``), as Luau's parser does: a syntax error's recovery, never a name in the code,
+#: so no check may judge it.
+ERROR_NAME = "%error-id%"
+
 
 class Node:
     """Base of every node.  ``_fields`` names the attributes holding child nodes."""

@@ -749,7 +749,7 @@ class Parser:
             self.next()
         else:
             self.report_name_error("type name")
-            name, name_start = "%error-id%", self.tok.start
+            name, name_start = A.ERROR_NAME, self.tok.start
         errs = len(self.errors)
         generics = self.parse_generic_type_list(with_defaults=True)
         self.expect("=", "type alias")
@@ -766,7 +766,7 @@ class Parser:
             self.next()
         else:
             self.report_name_error("type function name")
-            name = "%error-id%"
+            name = A.ERROR_NAME
         self.stop_on["end"] += 1
         saved = self.type_function_depth
         self.type_function_depth = len(self.functions)
@@ -930,7 +930,7 @@ class Parser:
             name, s, e = t.text, t.start, t.end
         else:
             self.report_name_error("variable name")
-            name, s, e = "%error-id%", t.start, t.start
+            name, s, e = A.ERROR_NAME, t.start, t.start
         annotation = None
         if self.tok.kind == ":":
             colon, errs = self.tok.start, len(self.errors)
@@ -968,7 +968,7 @@ class Parser:
             self.next()
             return t.text, t.start, t.end
         self.report_name_error(context)
-        return "%error-id%", t.start, t.start
+        return A.ERROR_NAME, t.start, t.start
 
     def parse_index_name(self, context: str | None, op_start: int) -> tuple[str, int, int]:
         t = self.tok
@@ -979,7 +979,7 @@ class Parser:
         if t.kind in _RESERVED and self.text.find("\n", op_start, t.start) < 0:
             self.next()  # an incomplete name that happens to be a keyword
             return t.text, t.start, t.end
-        return "%error-id%", t.start, t.start
+        return A.ERROR_NAME, t.start, t.start
 
     # -- expressions -----------------------------------------------------------------
     def parse_expr(self, limit: int = 0) -> A.Expr:

@@ -18,7 +18,6 @@ from __future__ import annotations
 from ..findings import Finding, Severity
 from ..fuzzy import best_fix, rank
 from ..luau import ast as A
-from ..rules.base import FixSafety
 from ..rules.roblox_api.unknown_class import RULE as UNKNOWN_CLASS
 from ..rules.wording import did_you_mean, replace_title, string_literal
 from .base import CheckContext, api_for, resolver_for

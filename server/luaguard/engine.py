@@ -427,16 +427,8 @@ class Engine:
         """Read and lint one file; an unreadable file is one finding, not an exception.  A
         path inside the project root is read only if it resolves inside it, and only a
         regular file within the size limit (:func:`luaguard.files.read_bytes`)."""
-        from .files import Refused, lexically_inside, read_bytes
-
-        root = self.root if self.root is not None and lexically_inside(path, self.root) else None
-        try:
-            data = read_bytes(path, root=root)
-        except Refused as exc:
-            return self.unreadable(path, exc.why)
-        except (OSError, ValueError) as exc:
-            return self.unreadable(path, f"cannot read file: {getattr(exc, 'strerror', None) or exc}")
-        return self.lint_bytes(data, path)
+        data, why = read_for_lint(path, self.root)
+        return self.unreadable(path, why) if data is None else self.lint_bytes(data, path)
 
     def unreadable(self, path: str | Path, why: str) -> list[Finding]:
         """The one ``unreadable_file`` finding for ``path`` (if selected): ``why`` it was not read."""
@@ -458,6 +450,21 @@ class Analysis:
 class ProjectUnreadable(Exception):
     """:func:`open_engine` could not read a project: ``str()`` is the reason (the config
     file's or the project file's error)."""
+
+
+def read_for_lint(path: str | Path, root: Path | None) -> tuple[bytes | None, str]:
+    """A file's bytes for a lint as ``(data, "")``, or ``(None, why)`` when it is not read:
+    a path spelled inside ``root`` is read only if it resolves inside it, and only a regular
+    file within the size limit (:func:`luaguard.files.read_bytes`)."""
+    from .files import Refused, lexically_inside, read_bytes
+
+    inside = root if root is not None and lexically_inside(path, root) else None
+    try:
+        return read_bytes(path, root=inside), ""
+    except Refused as exc:
+        return None, exc.why
+    except (OSError, ValueError) as exc:
+        return None, f"cannot read file: {getattr(exc, 'strerror', None) or exc}"
 
 
 def project_relpath(root: Path, path: str | Path | None) -> str | None:

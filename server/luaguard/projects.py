@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from .config import Settings
-from .engine import INTERNAL_ERROR, Analysis, Engine
+from .engine import INTERNAL_ERROR, Analysis, Engine, read_for_lint
 from .findings import Finding, Severity
 
 __all__ = ["NAME_RULES", "ProjectSet", "merge_findings", "open_projects"]
@@ -301,17 +301,9 @@ class ProjectSet:
         """Read and lint one file (an unreadable file is one finding, as an engine says).
         Read as :meth:`Engine.lint_file <luaguard.engine.Engine.lint_file>` reads: inside
         the root only through no link out of it, a regular file within the size limit
-        (:func:`luaguard.files.read_bytes`)."""
-        from .files import Refused, lexically_inside, read_bytes
-
-        root = self.root if self.root is not None and lexically_inside(path, self.root) else None
-        try:
-            data = read_bytes(path, root=root)
-        except Refused as exc:
-            return self.unreadable(path, exc.why)
-        except (OSError, ValueError) as exc:
-            return self.unreadable(path, f"cannot read file: {getattr(exc, 'strerror', None) or exc}")
-        return self.lint_bytes(data, path)
+        (:func:`luaguard.engine.read_for_lint`)."""
+        data, why = read_for_lint(path, self.root)
+        return self.unreadable(path, why) if data is None else self.lint_bytes(data, path)
 
     def guard_contract(self, path: str | Path | None = None, text: str | None = None):
         """The guard's contract for ``path`` from the first project that judges it

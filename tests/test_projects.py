@@ -354,3 +354,14 @@ def test_a_file_linked_out_of_the_root_is_not_read_through_the_project_set(repo:
     findings = loaded(repo).lint_file(link)
     assert [f.rule for f in findings] == ["unreadable_file"]
     assert not any("AKIA" in f.message for f in findings)
+
+
+def test_the_guard_contract_of_a_file_comes_from_a_project_that_maps_it(repo: Path):
+    """The language server's completions take the contract from ProjectSet: a plugin's
+    script is guarded by the plugin's project, a game script by the root's."""
+    projects = loaded(repo)
+    plugin = projects.guard_contract(repo / "plugin/src/init.server.luau", "return 1\n")
+    assert plugin.project is projects.engines_for(repo / "plugin/src/init.server.luau")[0].project
+    assert plugin.project is not projects.primary.project
+    game = projects.guard_contract(repo / NET, "return 1\n")
+    assert game.project is projects.primary.project and game.path == NET

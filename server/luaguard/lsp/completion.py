@@ -130,7 +130,7 @@ class CompletionFeature(Feature):
         try:
             # the linter's contract for this file, taken on this thread (the engine is not
             # thread-safe); the worker builds the guard from it
-            contract = host.engine.guard_contract(path, text)
+            contract = host.projects.guard_contract(path, text)  # (the first project that maps the file)
             result = await self.worker.run(lambda: engine.complete(request, contract, cancelled=cancel.is_set))
             if not was_loaded and engine.is_loaded:
                 # the model and its libraries are long-lived too (350k objects: a full

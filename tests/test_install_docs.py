@@ -70,3 +70,16 @@ def test_extra_command_works_as_printed(monkeypatch):
     monkeypatch.setattr(I, "source_checkout", lambda: None)  # an install from a wheel
     got = I.extra_command("guard")
     assert got.startswith(f"{sys.executable} -m pip install '/path/to/luaguard[guard]'") and "not on PyPI yet" in got
+
+
+def test_the_vsix_bundles_every_runtime_dependency():
+    """``npm run bundle-python`` installs ``editors/vscode/bundled/requirements.txt`` beside
+    the package in the .vsix: a dependency pyproject.toml adds (wcmatch, rich, google-re2,
+    pathspec ...) and the pin list forgets leaves the bundled server unable to start."""
+    def name(req: str) -> str:
+        return re.split(r"[\s<>=!~;\[]", req.strip(), maxsplit=1)[0].lower().replace("_", "-")
+
+    deps = {name(d) for d in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]}
+    pins = {name(line) for line in (ROOT / "editors/vscode/bundled/requirements.txt").read_text().splitlines()
+            if line.strip() and not line.startswith("#")}
+    assert deps - pins == set(), f"add to editors/vscode/bundled/requirements.txt: {sorted(deps - pins)}"
